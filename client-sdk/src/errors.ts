@@ -1,0 +1,31 @@
+import type { RpcErrorBody } from "@execmux/shared";
+
+/** Base class of every error the SDK throws. */
+export class ExecmuxError extends Error {
+  override name = "ExecmuxError";
+}
+
+/** The daemon answered with a JSON-RPC error; `code` is one of the shared ErrorCode values. */
+export class RpcRequestError extends ExecmuxError {
+  override name = "RpcRequestError";
+  readonly code: number;
+  readonly data: unknown;
+  constructor(
+    readonly method: string,
+    body: RpcErrorBody,
+  ) {
+    super(`${method}: ${body.message} (${body.code})`);
+    this.code = body.code;
+    this.data = body.data;
+  }
+}
+
+/** The socket closed while the request was in flight; whether it took effect is unknown. */
+export class DisconnectedError extends ExecmuxError {
+  override name = "DisconnectedError";
+}
+
+/** No reply within the request's timeout. */
+export class RequestTimeoutError extends ExecmuxError {
+  override name = "RequestTimeoutError";
+}

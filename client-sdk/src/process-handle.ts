@@ -1,0 +1,156 @@
+/**
+ * A started process as the application sees it: its output in seq order,
+ * each chunk exactly once, then its exit code. Notifications with a seq the
+ * handle already delivered are dropped, so replays after a resume are safe.
+ */
+import type { OutputStream, SignalName, WriteStatus } from "@execmux/shared";
+import { encodeBase64, toBytes } from "./base64.js";
+import { Emitter } from "./emitter.js";
+import { ExecmuxError } from "./errors.js";
+import type { ExecmuxClient } from "./client.js";
+
+export interface OutputEvent {
+  readonly seq: number;
+  readonly stream: OutputStream;
+  readonly data: Uint8Array;
+}
+
+type HandleEvents = {
+  output: [OutputEvent];
+  exit: [number];
+  close: [];
+};
+
+export class ProcessHandle {
+  private readonly events = new Emitter<HandleEvents>();
+  /** Highest seq delivered to the application. */
+  private delivered = 0;
+  private exitCodeValue: number | null = null;
+  private isClosed = false;
+  private failure: Error | undefined;
+  private readonly closeWaiters: { resolve(code: number): void; reject(error: Error): void }[] = [];
+
+  constructor(
+    readonly processId: string,
+    readonly tty: boolean,
+    private readonly client: ExecmuxClient,
+  ) {}
+
+  /** The last seq the application has seen: the cursor to resume from. */
+  get lastSeq(): number {
+    return this.delivered;
+  }
+  get exitCode(): number | null {
+    return this.exitCodeValue;
+  }
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  onOutput(listener: (event: OutputEvent) => void): () => void {
+    return this.events.on("output", listener);
+  }
+  onExit(listener: (exitCode: number) => void): () => void {
+    return this.events.on("exit", listener);
+  }
+  onClose(listener: () => void): () => void {
+    return this.events.on("close", listener);
+  }
+
+  /** Resolves with the exit code once the process has closed (all output delivered). */
+  wait(): Promise<number> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.isClosed) return Promise.resolve(this.exitCodeValue ?? -1);
+    return new Promise((resolve, reject) => this.closeWaiters.push({ resolve, reject }));
+  }
+
+  /** Every output chunk, in order, until the process closes. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<OutputEvent> {
+    const queue: OutputEvent[] = [];
+    let wake: (() => void) | undefined;
+    const offOutput = this.onOutput((event) => {
+      queue.push(event);
+      wake?.();
+    });
+    const offClose = this.onClose(() => wake?.());
+    try {
+      for (;;) {
+        const next = queue.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        if (this.isClosed || this.failure) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      offOutput();
+      offClose();
+    }
+  }
+
+  write(data: string | Uint8Array, options: { writeId?: string } = {}): Promise<WriteStatus> {
+    return this.client
+      .request("process/write", {
+        processId: this.processId,
+        chunk: encodeBase64(toBytes(data)),
+        ...(options.writeId ? { writeId: options.writeId } : {}),
+      })
+      .then((result) => result.status);
+  }
+
+  closeStdin(): Promise<WriteStatus> {
+    return this.client.request("process/closeStdin", { processId: this.processId }).then((result) => result.status);
+  }
+
+  resize(cols: number, rows: number): Promise<void> {
+    return this.client.request("process/resize", { processId: this.processId, cols, rows }).then(() => undefined);
+  }
+
+  signal(signal: SignalName | "interrupt" | "terminate" | "kill" | "hangup" | "quit"): Promise<void> {
+    return this.client.request("process/signal", { processId: this.processId, signal }).then(() => undefined);
+  }
+
+  /** SIGTERM to the whole process tree, SIGKILL after the daemon's grace. False if it had already exited. */
+  terminate(): Promise<boolean> {
+    return this.client.request("process/terminate", { processId: this.processId }).then((result) => result.running);
+  }
+
+  // ---- called by the client as notifications arrive
+
+  /** @internal */
+  deliverOutput(seq: number, stream: OutputStream, data: Uint8Array): void {
+    if (!this.accept(seq)) return;
+    this.events.emit("output", { seq, stream, data });
+  }
+
+  /** @internal */
+  deliverExit(seq: number, exitCode: number): void {
+    if (!this.accept(seq)) return;
+    this.exitCodeValue = exitCode;
+    this.events.emit("exit", exitCode);
+  }
+
+  /** @internal */
+  deliverClose(seq: number): void {
+    if (!this.accept(seq)) return;
+    this.isClosed = true;
+    this.events.emit("close");
+    for (const waiter of this.closeWaiters.splice(0)) waiter.resolve(this.exitCodeValue ?? -1);
+  }
+
+  /** @internal The process can no longer be followed (session lost). */
+  fail(error: ExecmuxError): void {
+    if (this.isClosed || this.failure) return;
+    this.failure = error;
+    this.events.emit("close");
+    for (const waiter of this.closeWaiters.splice(0)) waiter.reject(error);
+  }
+
+  private accept(seq: number): boolean {
+    if (seq <= this.delivered) return false;
+    this.delivered = seq;
+    return true;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The WebSocket the SDK talks through: the platform's own in browsers (and
+ * Node 22+), the `ws` package on older Node. Only the WHATWG surface is used,
+ * so both behave the same.
+ */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "open", listener: () => void): void;
+  addEventListener(type: "close", listener: (event: { code: number; reason: string }) => void): void;
+  addEventListener(type: "error", listener: (event: unknown) => void): void;
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+}
+
+export type WebSocketConstructor = new (url: string, protocols?: string | string[], options?: unknown) => WebSocketLike;
+
+export interface SocketOptions {
+  /** A WebSocket implementation to use instead of the platform's. */
+  WebSocket?: WebSocketConstructor;
+  /** Extra handshake headers (Node only: browsers cannot set them). */
+  headers?: Record<string, string>;
+  /** Subprotocols to offer. */
+  protocols?: string[];
+}
+
+export const OPEN = 1;
+
+async function findWebSocket(options: SocketOptions): Promise<WebSocketConstructor> {
+  if (options.WebSocket) return options.WebSocket;
+  // `ws` lets Node send headers; a platform WebSocket cannot.
+  const platform = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (platform && !options.headers) return platform;
+  const moduleName = "ws";
+  const loaded = (await import(/* @vite-ignore */ moduleName)) as { WebSocket?: WebSocketConstructor; default?: WebSocketConstructor };
+  const constructor = loaded.WebSocket ?? loaded.default;
+  if (!constructor) throw new Error("no WebSocket implementation: install the `ws` package");
+  return constructor;
+}
+
+/** Opens a socket and resolves once it is open, or rejects with why it could not. */
+export async function openSocket(url: string, options: SocketOptions): Promise<WebSocketLike> {
+  const WebSocketImpl = await findWebSocket(options);
+  const socket = options.headers
+    ? new WebSocketImpl(url, options.protocols, { headers: options.headers })
+    : new WebSocketImpl(url, options.protocols);
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener("open", () => resolve());
+    socket.addEventListener("error", (event) => {
+      const message = (event as { message?: string; error?: Error }).error?.message ?? (event as { message?: string }).message;
+      reject(new Error(`cannot connect to ${url}${message ? `: ${message}` : ""}`));
+    });
+    socket.addEventListener("close", (event) => reject(new Error(`cannot connect to ${url}: closed (${event.code})`)));
+  });
+  return socket;
+}

@@ -1,0 +1,122 @@
+/**
+ * Every daemon setting, in one schema. Each can be given as a flag
+ * (`--retained-bytes 2097152`) or an environment variable
+ * (`EXECMUX_RETAINED_BYTES=2097152`); flags win. ajv checks the result once
+ * at start-up, and a bad value stops the daemon with the option's name.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { Ajv } from "ajv";
+
+export const ConfigSchema = Type.Object(
+  {
+    listen: Type.String({
+      default: "ws://127.0.0.1:7373",
+      pattern: "^wss?://",
+      description: "Address to listen on, ws://IP:PORT (port 0 picks a free port).",
+    }),
+    retainedBytes: Type.Integer({
+      default: 1024 * 1024,
+      minimum: 1,
+      description: "Output retained per process for reads and resume; the oldest is evicted past this.",
+    }),
+    closedRetentionMs: Type.Integer({
+      default: 30_000,
+      minimum: 0,
+      description: "How long a closed process stays readable before its id is freed.",
+    }),
+    killGraceMs: Type.Integer({
+      default: 2_000,
+      minimum: 0,
+      description: "After process/terminate's SIGTERM, how long until SIGKILL.",
+    }),
+    sessionTtlMs: Type.Integer({
+      default: 60_000,
+      minimum: 0,
+      description: "How long a session without a connection lives (processes keep running) before it is killed.",
+    }),
+    maxMessageBytes: Type.Integer({
+      default: 16 * 1024 * 1024,
+      minimum: 1024,
+      description: "Largest WebSocket message accepted; a larger one closes the socket with 1009.",
+    }),
+    logLevel: Type.Union(
+      ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
+      { default: "info", description: "Log level (logs are JSON lines on stderr)." },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ConfigKey = keyof Config;
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true });
+const validateConfig = ajv.compile<Config>(ConfigSchema);
+
+const kebab = (key: string) => key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+const envName = (key: string) => `EXECMUX_${key.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
+
+export const configKeys = Object.keys(ConfigSchema.properties) as ConfigKey[];
+export const flagOf = (key: ConfigKey) => `--${kebab(key)}`;
+export const envOf = (key: ConfigKey) => envName(key);
+
+export class ConfigError extends Error {}
+
+/**
+ * Builds the configuration from defaults, the environment and flags. Unknown
+ * flags are an error, so a typo never silently falls back to a default.
+ */
+export function loadConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: Partial<Config> = {},
+): Config {
+  const raw: Record<string, unknown> = {};
+  const byFlag = new Map(configKeys.map((key) => [flagOf(key), key]));
+  for (const key of configKeys) {
+    const value = env[envOf(key)];
+    if (value !== undefined && value !== "") raw[key] = value;
+  }
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index]!;
+    const [flag, inline] = argument.includes("=") ? argument.split(/=(.*)/s, 2) : [argument, undefined];
+    const key = byFlag.get(flag!);
+    if (!key) throw new ConfigError(`unknown option ${flag}`);
+    const value = inline ?? argv[++index];
+    if (value === undefined) throw new ConfigError(`option ${flag} needs a value`);
+    raw[key] = value;
+  }
+  Object.assign(raw, overrides);
+  if (!validateConfig(raw)) {
+    const messages = (validateConfig.errors ?? []).map((error) => {
+      const key = error.instancePath.replace(/^\//, "") as ConfigKey;
+      const name = key ? `${flagOf(key)} (${envOf(key)})` : "configuration";
+      return `${name} ${error.message ?? "is invalid"}`;
+    });
+    throw new ConfigError(`invalid configuration: ${messages.join("; ")}`);
+  }
+  return raw as Config;
+}
+
+/** "ws://127.0.0.1:7373" -> host and port; IPv6 hosts in brackets. */
+export function parseListen(listen: string): { host: string; port: number } {
+  let url: URL;
+  try {
+    url = new URL(listen);
+  } catch {
+    throw new ConfigError(`--listen must look like ws://IP:PORT, got ${listen}`);
+  }
+  const port = url.port === "" ? 7373 : Number(url.port);
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (!host) throw new ConfigError(`--listen must name a host, got ${listen}`);
+  return { host, port };
+}
+
+export function describeOptions(): string {
+  return configKeys
+    .map((key) => {
+      const schema = ConfigSchema.properties[key] as { default: unknown; description: string };
+      return `  ${flagOf(key).padEnd(22)} ${envOf(key).padEnd(30)} default ${JSON.stringify(schema.default)}\n      ${schema.description}`;
+    })
+    .join("\n");
+}

@@ -1,0 +1,61 @@
+import type { ParamsOf, ResultOf } from "@execmux/shared";
+import { SpawnError, type SpawnSpec } from "../process/child.js";
+import { resolveCwd } from "../process/cwd.js";
+import { buildChildEnv } from "../process/env-policy.js";
+import { ManagedProcess } from "../process/managed-process.js";
+import { resolveExecutable } from "../process/resolve-executable.js";
+import { spawnPipe } from "../process/spawn-pipe.js";
+import { spawnPty } from "../process/spawn-pty.js";
+import { internalError, invalidParams } from "../rpc/rpc-error.js";
+import type { ProcessContext } from "./context.js";
+
+/** Upstream's fixed PTY size, used when the client does not give one. */
+const DEFAULT_COLS = 80;
+const DEFAULT_ROWS = 24;
+
+export async function processStart(
+  params: ParamsOf<"process/start">,
+  { session, connection }: ProcessContext,
+): Promise<ResultOf<"process/start">> {
+  const [program, ...args] = params.argv;
+  if (program === undefined) throw invalidParams("argv must not be empty");
+  if (program === "") throw invalidParams("argv[0] must not be empty");
+  const cwd = resolveCwd(params.cwd);
+  const env = buildChildEnv(params.env, params.envPolicy, process.env);
+  const tty = params.tty ?? false;
+  const { config, log } = connection.deps;
+
+  session.reserve(params.processId);
+  const managed = new ManagedProcess(
+    params.processId,
+    tty,
+    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs },
+    session.onProcessEvent,
+  );
+  try {
+    const resolved = resolveExecutable(program, cwd, env.PATH);
+    const arg0 = params.arg0 ?? undefined;
+    const spec: SpawnSpec = {
+      // forkpty execs by name the way execvp does, which keeps argv[0] as the
+      // client wrote it; everywhere else the path found above is exec'd with
+      // argv[0] set explicitly.
+      file: tty && arg0 === undefined ? program : resolved,
+      args,
+      arg0: arg0 ?? (tty ? undefined : program),
+      cwd,
+      env,
+      pipeStdin: params.pipeStdin ?? false,
+      cols: params.cols ?? DEFAULT_COLS,
+      rows: params.rows ?? DEFAULT_ROWS,
+    };
+    const child = await (tty ? spawnPty : spawnPipe)(spec, managed.childEvents);
+    managed.attach(child);
+    session.commit(managed);
+    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");
+  } catch (error) {
+    session.release(params.processId);
+    if (error instanceof SpawnError) throw internalError(`failed to start ${program}: ${error.message}`);
+    throw error;
+  }
+  return { processId: params.processId };
+}

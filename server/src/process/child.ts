@@ -1,0 +1,50 @@
+/**
+ * What the daemon needs from a spawned child, whether it runs on pipes or on
+ * a PTY. The spawners (spawn-pipe.ts, spawn-pty.ts) implement it; everything
+ * above them (managed-process.ts) is the same for both.
+ */
+import type { OutputStream } from "@execmux/shared";
+
+export interface SpawnSpec {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly arg0: string | undefined;
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+  readonly pipeStdin: boolean;
+  readonly cols: number;
+  readonly rows: number;
+}
+
+export interface ChildEvents {
+  output(stream: OutputStream, data: Buffer): void;
+  /** A stream reached end of file; no more output will come from it. */
+  streamEnded(stream: OutputStream): void;
+  /** The direct child was reaped. `signal` is set when a signal killed it. */
+  exited(code: number | null, signal: NodeJS.Signals | null): void;
+}
+
+export interface Child {
+  readonly pid: number;
+  /** The output streams this child will end, in the order they may end. */
+  readonly streams: readonly OutputStream[];
+  /** False once stdin is closed or never existed. */
+  readonly stdinOpen: boolean;
+  write(data: Buffer): void;
+  closeStdin(): void;
+  resize(cols: number, rows: number): void;
+  /** Stops reading output so the child blocks on write (flow control). */
+  pause(): void;
+  resume(): void;
+}
+
+/** Raised by a spawner when the program cannot be started at all. */
+export class SpawnError extends Error {
+  constructor(
+    message: string,
+    readonly errno: string,
+  ) {
+    super(message);
+    this.name = "SpawnError";
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The child's environment, by upstream's rules: without a policy the child
+ * gets exactly `env`; with one, the daemon's own environment is filtered by
+ * the policy (inherit, default excludes, excludes, set, includeOnly, in that
+ * order, as Codex's exec_env does) and `env` is laid over the result.
+ */
+import type { EnvMap, EnvPolicy } from "@execmux/shared";
+
+/** What `inherit: "core"` keeps. */
+const CORE_VARIABLES = new Set(["HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"]);
+/** Names that usually hold secrets, dropped unless `ignoreDefaultExcludes`. */
+const DEFAULT_EXCLUDES = ["*KEY*", "*SECRET*", "*TOKEN*"];
+/** The daemon's own settings (its token among them) never reach a child by inheritance. */
+const DAEMON_PREFIX = "EXECMUX_";
+
+/** A case-insensitive glob with `*` and `?`, as upstream's wildmatch patterns. */
+function globToRegExp(pattern: string): RegExp {
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  return new RegExp(`^${source}$`, "i");
+}
+
+const matcher = (patterns: readonly string[]) => {
+  const regexps = patterns.map(globToRegExp);
+  return (name: string) => regexps.some((regexp) => regexp.test(name));
+};
+
+/** Copies into a null-prototype object, so a key like `__proto__` is just a name. */
+function copyEnv(source: Readonly<Record<string, string | undefined>> | null | undefined): Record<string, string> {
+  const result = Object.create(null) as Record<string, string>;
+  if (!source) return result;
+  for (const name of Object.keys(source)) {
+    const value = source[name];
+    if (value !== undefined) result[name] = value;
+  }
+  return result;
+}
+
+export function buildChildEnv(
+  env: EnvMap | null | undefined,
+  policy: EnvPolicy | null | undefined,
+  daemonEnv: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  if (!policy) return copyEnv(env);
+
+  const inherited = copyEnv(daemonEnv);
+  for (const name of Object.keys(inherited)) {
+    if (name.toUpperCase().startsWith(DAEMON_PREFIX)) delete inherited[name];
+  }
+
+  let result = Object.create(null) as Record<string, string>;
+  for (const name of Object.keys(inherited)) {
+    const keep = policy.inherit === "all" || (policy.inherit === "core" && CORE_VARIABLES.has(name));
+    if (keep) result[name] = inherited[name]!;
+  }
+
+  const excluded = matcher([...(policy.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES), ...(policy.exclude ?? [])]);
+  for (const name of Object.keys(result)) {
+    if (excluded(name)) delete result[name];
+  }
+
+  Object.assign(result, copyEnv(policy.set));
+
+  if (policy.includeOnly && policy.includeOnly.length > 0) {
+    const included = matcher(policy.includeOnly);
+    const filtered = Object.create(null) as Record<string, string>;
+    for (const name of Object.keys(result)) {
+      if (included(name)) filtered[name] = result[name]!;
+    }
+    result = filtered;
+  }
+
+  return Object.assign(result, copyEnv(env));
+}

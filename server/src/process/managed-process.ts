@@ -1,0 +1,206 @@
+/**
+ * One process of a session as the protocol sees it: a seq counter shared by
+ * output, exit and close; retained output; exit status; and the rules of
+ * upstream's local backend (close comes last, after exit and after every
+ * stream ended; output after exit is kept).
+ */
+import { SignalNumbers, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
+import type { Child, ChildEvents } from "./child.js";
+import { OutputLog } from "./output-log.js";
+import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
+
+export type ProcessEvent =
+  | { readonly kind: "output"; readonly seq: number; readonly stream: OutputStream; readonly data: Buffer }
+  | { readonly kind: "exited"; readonly seq: number; readonly exitCode: number }
+  | { readonly kind: "closed"; readonly seq: number };
+
+export interface ProcessOptions {
+  readonly retainedBytes: number;
+  readonly killGraceMs: number;
+}
+
+/** How many writeIds a process remembers for idempotent retries. */
+const REMEMBERED_WRITE_IDS = 1024;
+
+export class ManagedProcess {
+  readonly log: OutputLog;
+  private child: Child | undefined;
+  private seqCounter = 1;
+  private openStreams = 0;
+  private exit: { code: number; signal: NodeJS.Signals | null; seq: number } | undefined;
+  private isClosed = false;
+  private readonly waiters = new Set<() => void>();
+  private readonly writeIds = new Map<string, WriteStatus>();
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly processId: string,
+    readonly tty: boolean,
+    private readonly options: ProcessOptions,
+    private readonly onEvent: (process: ManagedProcess, event: ProcessEvent) => void,
+  ) {
+    this.log = new OutputLog(options.retainedBytes);
+  }
+
+  /** The callbacks to hand to a spawner. */
+  readonly childEvents: ChildEvents = {
+    output: (stream, data) => {
+      const seq = this.seqCounter++;
+      this.log.append(seq, stream, data);
+      this.publish({ kind: "output", seq, stream, data });
+    },
+    streamEnded: () => {
+      this.openStreams--;
+      this.closeIfDone();
+    },
+    exited: (code, signal) => {
+      const seq = this.seqCounter++;
+      // A signal death is reported the way shells do: 128 + signal number.
+      const exitCode = code ?? 128 + (signal ? SignalNumbers[signal as keyof typeof SignalNumbers] ?? 0 : 0);
+      this.exit = { code: exitCode, signal, seq };
+      this.publish({ kind: "exited", seq, exitCode });
+      this.closeIfDone();
+    },
+  };
+
+  attach(child: Child): void {
+    this.child = child;
+    this.openStreams += child.streams.length;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+  get nextSeq(): number {
+    return this.seqCounter;
+  }
+  get exited(): boolean {
+    return this.exit !== undefined;
+  }
+  get exitCode(): number | null {
+    return this.exit?.code ?? null;
+  }
+  get exitSeq(): number | undefined {
+    return this.exit?.seq;
+  }
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  info(): ProcessInfo {
+    return {
+      processId: this.processId,
+      state: this.isClosed ? "closed" : this.exit ? "exited" : "running",
+      tty: this.tty,
+      pid: this.child?.pid ?? null,
+      exitCode: this.exitCode,
+      signal: this.exit?.signal ?? null,
+      nextSeq: this.seqCounter,
+      firstRetainedSeq: this.log.firstSeq ?? this.seqCounter,
+      retainedBytes: this.log.retainedBytes,
+    };
+  }
+
+  write(data: Buffer, writeId: string | null | undefined): WriteStatus {
+    if (writeId) {
+      const earlier = this.writeIds.get(writeId);
+      if (earlier !== undefined) return earlier;
+    }
+    const status = this.writeNow(data);
+    if (writeId) {
+      this.writeIds.set(writeId, status);
+      if (this.writeIds.size > REMEMBERED_WRITE_IDS) {
+        this.writeIds.delete(this.writeIds.keys().next().value!);
+      }
+    }
+    return status;
+  }
+
+  closeStdin(): WriteStatus {
+    if (!this.child) return "starting";
+    if (!this.child.stdinOpen) return "stdinClosed";
+    this.child.closeStdin();
+    return "accepted";
+  }
+
+  resize(cols: number, rows: number): void {
+    this.child?.resize(cols, rows);
+  }
+
+  /** Sends a signal the way a terminal user would mean it: on a PTY to the
+   * foreground job, otherwise to the child's process group. */
+  signal(signal: NodeJS.Signals): void {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.isClosed) return;
+    signalGroup(this.tty ? foregroundGroup(pid) : pid, signal);
+  }
+
+  /**
+   * SIGTERM to the whole tree, SIGKILL after the grace period to whatever is
+   * left (the leader may exit while descendants linger). False when it had
+   * already exited, as upstream.
+   */
+  terminate(): boolean {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.exit) return false;
+    signalTree(pid, "SIGTERM");
+    this.killTimer ??= setTimeout(() => signalTree(pid, "SIGKILL"), this.options.killGraceMs);
+    return true;
+  }
+
+  /** Immediate SIGKILL of the whole tree: session expiry and daemon shutdown. */
+  kill(): void {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.isClosed) return;
+    signalTree(pid, "SIGKILL");
+  }
+
+  /** Resolves on the next event of this process, after `ms`, or on abort. */
+  waitForChange(ms: number, abort: AbortSignal): Promise<void> {
+    if (abort.aborted || ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        abort.removeEventListener("abort", done);
+        this.waiters.delete(done);
+        resolve();
+      };
+      // setTimeout's limit; longer waits simply return and are re-issued.
+      const timer = setTimeout(done, Math.min(ms, 2 ** 31 - 1));
+      abort.addEventListener("abort", done);
+      this.waiters.add(done);
+    });
+  }
+
+  private writeNow(data: Buffer): WriteStatus {
+    if (!this.child) return "starting";
+    // Not refused after exit: on a PTY a grandchild may still read the
+    // terminal. (Node itself closes a pipe stdin when the child exits.)
+    if (!this.child.stdinOpen) return "stdinClosed";
+    this.child.write(data);
+    return "accepted";
+  }
+
+  private closeIfDone(): void {
+    if (this.isClosed || !this.exit || this.openStreams > 0) return;
+    this.isClosed = true;
+    const seq = this.seqCounter++;
+    this.publish({ kind: "closed", seq });
+    // The leader is gone and its output closed: anything left in its group is
+    // an orphan nobody can read from or signal through the protocol. After a
+    // terminate, the rest of its session goes too.
+    if (!this.child) return;
+    if (this.killTimer) {
+      clearTimeout(this.killTimer);
+      this.killTimer = undefined;
+      signalTree(this.child.pid, "SIGKILL");
+    } else {
+      signalGroup(this.child.pid, "SIGKILL");
+    }
+  }
+
+  private publish(event: ProcessEvent): void {
+    this.onEvent(this, event);
+    for (const wake of [...this.waiters]) wake();
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * A process's retained output: chunks in seq order, the oldest evicted once
+ * the total passes the cap. It also remembers enough about what it evicted to
+ * tell a late reader exactly which seqs and how many bytes it missed.
+ */
+import type { OutputGap, OutputStream } from "@execmux/shared";
+
+export interface RetainedChunk {
+  readonly seq: number;
+  readonly stream: OutputStream;
+  readonly data: Buffer;
+  /** Bytes of output (all streams) produced before this chunk. */
+  readonly startOffset: number;
+}
+
+/** How many evicted chunks' end offsets are remembered for exact gap reports. */
+const LEDGER_CAPACITY = 4096;
+
+export class OutputLog {
+  private chunks: RetainedChunk[] = [];
+  /** Index of the oldest live entry in `chunks`; the array is compacted lazily. */
+  private head = 0;
+  private retained = 0;
+  private produced = 0;
+  private evictedChunks = 0;
+  private readonly ledger = new EvictionLedger(LEDGER_CAPACITY);
+
+  constructor(private readonly capBytes: number) {}
+
+  get retainedBytes(): number {
+    return this.retained;
+  }
+
+  get isEmpty(): boolean {
+    return this.head === this.chunks.length;
+  }
+
+  /** Seq of the oldest retained chunk, or undefined when nothing is retained. */
+  get firstSeq(): number | undefined {
+    return this.chunks[this.head]?.seq;
+  }
+
+  append(seq: number, stream: OutputStream, data: Buffer): void {
+    this.chunks.push({ seq, stream, data, startOffset: this.produced });
+    this.produced += data.length;
+    this.retained += data.length;
+    // The newest chunk is always kept, even over the cap: a reader must never
+    // find the log empty right after a chunk was announced.
+    while (this.retained > this.capBytes && this.chunks.length - this.head > 1) {
+      this.evictOldest();
+    }
+    if (this.head > 1024 && this.head * 2 > this.chunks.length) {
+      this.chunks = this.chunks.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Retained chunks with seq > afterSeq; the first is always included even
+   * when it alone exceeds maxBytes (upstream's rule). */
+  readAfter(afterSeq: number, maxBytes: number): RetainedChunk[] {
+    const result: RetainedChunk[] = [];
+    let total = 0;
+    for (let index = this.indexAfter(afterSeq); index < this.chunks.length; index++) {
+      const chunk = this.chunks[index]!;
+      if (result.length > 0 && total + chunk.data.length > maxBytes) break;
+      total += chunk.data.length;
+      result.push(chunk);
+      if (total >= maxBytes) break;
+    }
+    return result;
+  }
+
+  /** Every retained chunk with seq > afterSeq, for replay. */
+  *chunksAfter(afterSeq: number): Iterable<RetainedChunk> {
+    for (let index = this.indexAfter(afterSeq); index < this.chunks.length; index++) {
+      yield this.chunks[index]!;
+    }
+  }
+
+  /**
+   * What a reader whose cursor is `afterSeq` can no longer get, or undefined
+   * when nothing after the cursor was evicted. `exitSeq` is excluded from the
+   * chunk count because exit events take a seq but are never evicted.
+   */
+  gapAfter(afterSeq: number, exitSeq: number | undefined): OutputGap | undefined {
+    const first = this.chunks[this.head];
+    if (this.evictedChunks === 0 || first === undefined || afterSeq + 1 >= first.seq) return undefined;
+    const fromSeq = afterSeq + 1;
+    const toSeq = first.seq - 1;
+    // Seqs are dense, so every seq in the range was an output chunk except
+    // possibly the exit event.
+    const exitInRange = exitSeq !== undefined && exitSeq >= fromSeq && exitSeq <= toSeq;
+    const chunks = toSeq - fromSeq + 1 - (exitInRange ? 1 : 0);
+    const known = this.ledger.endOffsetThrough(afterSeq);
+    return {
+      fromSeq,
+      toSeq,
+      chunks,
+      bytes: first.startOffset - known.endOffset,
+      bytesExact: known.exact,
+    };
+  }
+
+  private evictOldest(): void {
+    const oldest = this.chunks[this.head]!;
+    this.chunks[this.head] = undefined as unknown as RetainedChunk; // let the buffer go
+    this.head++;
+    this.retained -= oldest.data.length;
+    this.evictedChunks++;
+    this.ledger.record(oldest.seq, oldest.startOffset + oldest.data.length);
+  }
+
+  /** Index of the first retained chunk with seq > afterSeq (binary search). */
+  private indexAfter(afterSeq: number): number {
+    let low = this.head;
+    let high = this.chunks.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.chunks[mid]!.seq <= afterSeq) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+/**
+ * (seq, end offset) of the most recently evicted chunks in a fixed ring, plus
+ * the last entry that fell out of it. Memory stays bounded however long a
+ * process runs; only a cursor older than the ring gets a lower bound.
+ */
+class EvictionLedger {
+  private seqs: Float64Array | undefined;
+  private ends: Float64Array | undefined;
+  private start = 0;
+  private length = 0;
+  private droppedSeq = -1;
+  private droppedEnd = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  record(seq: number, endOffset: number): void {
+    this.seqs ??= new Float64Array(this.capacity);
+    this.ends ??= new Float64Array(this.capacity);
+    if (this.length === this.capacity) {
+      this.droppedSeq = this.seqs[this.start]!;
+      this.droppedEnd = this.ends[this.start]!;
+      this.start = (this.start + 1) % this.capacity;
+      this.length--;
+    }
+    const slot = (this.start + this.length) % this.capacity;
+    this.seqs[slot] = seq;
+    this.ends[slot] = endOffset;
+    this.length++;
+  }
+
+  /** Output bytes produced up to and including seq `cursor`, as far as evicted chunks tell. */
+  endOffsetThrough(cursor: number): { endOffset: number; exact: boolean } {
+    const seqs = this.seqs;
+    const ends = this.ends;
+    if (!seqs || !ends) return { endOffset: 0, exact: true };
+    let low = 0;
+    let high = this.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (seqs[(this.start + mid) % this.capacity]! <= cursor) low = mid + 1;
+      else high = mid;
+    }
+    if (low > 0) return { endOffset: ends[(this.start + low - 1) % this.capacity]!, exact: true };
+    if (this.droppedSeq < 0) return { endOffset: 0, exact: true };
+    if (cursor >= this.droppedSeq) return { endOffset: this.droppedEnd, exact: true };
+    return { endOffset: this.droppedEnd, exact: false };
+  }
+}

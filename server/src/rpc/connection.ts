@@ -1,0 +1,151 @@
+/**
+ * One WebSocket: frames in, replies and notifications out. Each request runs
+ * on its own (never queued behind another), so a long-poll read cannot delay
+ * anything else on the socket. The handshake state lives here; processes
+ * live in the session, which outlives the socket.
+ */
+import type { WebSocket, RawData } from "ws";
+import type { FastifyBaseLogger } from "fastify";
+import { ErrorCode, type RequestId } from "@execmux/shared";
+import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+import type { Session, SessionSink } from "../session/session.js";
+import type { SessionRegistry } from "../session/session-registry.js";
+import type { Config } from "../config.js";
+import { dispatch } from "./dispatch.js";
+import { encodeError, encodeNotification, encodeOutputNotification, encodeResult, parseFrame } from "./envelope.js";
+import { RpcError, invalidRequest } from "./rpc-error.js";
+
+export interface ConnectionDeps {
+  readonly registry: SessionRegistry;
+  readonly config: Config;
+  readonly log: FastifyBaseLogger;
+}
+
+export class Connection implements SessionSink {
+  /** Notifications use the dialect of the client's `initialize`. */
+  private jsonrpc = false;
+  private initializeRequested = false;
+  private initialized = false;
+  private currentSession: Session | undefined;
+  private readonly closing = new AbortController();
+
+  constructor(
+    private readonly socket: WebSocket,
+    readonly deps: ConnectionDeps,
+  ) {
+    socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
+    socket.on("close", () => this.onClose());
+    socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
+  }
+
+  get session(): Session | undefined {
+    return this.currentSession;
+  }
+
+  /** Aborted when the socket closes: long-polls return at once. */
+  get closedSignal(): AbortSignal {
+    return this.closing.signal;
+  }
+
+  /** Upstream's handshake rule for process methods. */
+  requireInitialized(): Session {
+    if (!this.initializeRequested || !this.currentSession) {
+      throw invalidRequest("client must call initialize before using process methods");
+    }
+    if (!this.initialized) throw invalidRequest("client must send initialized before using process methods");
+    return this.currentSession;
+  }
+
+  /** Marks `initialize` as seen; a second one on the same socket is refused. */
+  beginInitialize(jsonrpc: boolean): void {
+    if (this.initializeRequested) throw invalidRequest("initialize may only be sent once per connection");
+    this.initializeRequested = true;
+    this.jsonrpc = jsonrpc;
+  }
+
+  /** A refused `initialize` (bad resume) does not count as the one allowed. */
+  abandonInitialize(): void {
+    this.initializeRequested = false;
+  }
+
+  /** Called by `initialize` once it has created or resumed a session. */
+  bindSession(session: Session): void {
+    this.currentSession = session;
+  }
+
+  processEvent(process: ManagedProcess, event: ProcessEvent): void {
+    const processId = JSON.stringify(process.processId);
+    switch (event.kind) {
+      case "output":
+        this.send(encodeOutputNotification(processId, event.seq, event.stream, event.data, this.jsonrpc));
+        break;
+      case "exited":
+        this.send(
+          encodeNotification(
+            "process/exited",
+            { processId: process.processId, seq: event.seq, exitCode: event.exitCode },
+            this.jsonrpc,
+          ),
+        );
+        break;
+      case "closed":
+        this.send(encodeNotification("process/closed", { processId: process.processId, seq: event.seq }, this.jsonrpc));
+        break;
+    }
+  }
+
+  private send(text: string): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(text);
+  }
+
+  private onFrame(data: RawData, isBinary: boolean): void {
+    // Text and binary frames are both one JSON message (upstream accepts both).
+    const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as Buffer).toString("utf8");
+    void isBinary;
+    const message = parseFrame(text);
+    switch (message.kind) {
+      case "invalid":
+        this.send(encodeError(message.id, message.error, message.jsonrpc));
+        return;
+      case "response":
+        return;
+      case "notification":
+        this.onNotification(message.method);
+        return;
+      case "request":
+        void this.onRequest(message.id, message.method, message.params, message.jsonrpc);
+        return;
+    }
+  }
+
+  private onNotification(method: string): void {
+    if (method === "initialized") {
+      if (!this.initializeRequested) {
+        this.deps.log.warn("received `initialized` notification before `initialize`");
+        return;
+      }
+      this.initialized = true;
+      return;
+    }
+    this.deps.log.debug({ method }, "ignoring unknown notification");
+  }
+
+  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
+    try {
+      const result = await dispatch(this, method, params, jsonrpc);
+      this.send(encodeResult(id, result, jsonrpc));
+    } catch (error) {
+      if (error instanceof RpcError) {
+        this.send(encodeError(id, error.toBody(), jsonrpc));
+        return;
+      }
+      this.deps.log.error({ err: error, method }, "request failed");
+      this.send(encodeError(id, { code: ErrorCode.InternalError, message: (error as Error).message }, jsonrpc));
+    }
+  }
+
+  private onClose(): void {
+    this.closing.abort();
+    if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
+  }
+}

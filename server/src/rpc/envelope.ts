@@ -1,0 +1,81 @@
+/**
+ * Turns one WebSocket frame into a message the connection can act on, and
+ * builds replies in the dialect the client spoke (with or without
+ * `"jsonrpc": "2.0"`).
+ */
+import { ErrorCode, MALFORMED_MESSAGE_ID, type RequestId, type RpcErrorBody } from "@execmux/shared";
+
+export type Incoming =
+  | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
+  | { kind: "notification"; method: string; params: unknown; jsonrpc: boolean }
+  /** A reply from the client: the daemon sends no requests, so it is ignored. */
+  | { kind: "response" }
+  | { kind: "invalid"; id: RequestId; error: RpcErrorBody; jsonrpc: boolean };
+
+const isRequestId = (value: unknown): value is RequestId =>
+  (typeof value === "number" && Number.isFinite(value)) || typeof value === "string";
+
+function invalid(id: RequestId, message: string, jsonrpc = false): Incoming {
+  return { kind: "invalid", id, jsonrpc, error: { code: ErrorCode.InvalidRequest, message } };
+}
+
+export function parseFrame(text: string): Incoming {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return invalid(MALFORMED_MESSAGE_ID, `malformed JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return invalid(MALFORMED_MESSAGE_ID, "a message must be a JSON object (batches are not supported)");
+  }
+  const message = value as Record<string, unknown>;
+  const jsonrpc = message.jsonrpc !== undefined;
+  const id = isRequestId(message.id) ? message.id : MALFORMED_MESSAGE_ID;
+  if (jsonrpc && message.jsonrpc !== "2.0") {
+    return invalid(id, `unsupported jsonrpc version ${JSON.stringify(message.jsonrpc)}`, true);
+  }
+  if (message.method === undefined && ("result" in message || "error" in message)) {
+    return { kind: "response" };
+  }
+  if (typeof message.method !== "string") {
+    return invalid(id, "a message must have a string `method`", jsonrpc);
+  }
+  if (message.id === undefined) {
+    return { kind: "notification", method: message.method, params: message.params, jsonrpc };
+  }
+  if (!isRequestId(message.id)) {
+    return invalid(MALFORMED_MESSAGE_ID, "`id` must be a number or a string", jsonrpc);
+  }
+  return { kind: "request", id: message.id, method: message.method, params: message.params, jsonrpc };
+}
+
+const prefix = (jsonrpc: boolean) => (jsonrpc ? '{"jsonrpc":"2.0",' : "{");
+
+export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean): string {
+  return `${prefix(jsonrpc)}"id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`;
+}
+
+export function encodeError(id: RequestId, error: RpcErrorBody, jsonrpc: boolean): string {
+  return `${prefix(jsonrpc)}"id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}`;
+}
+
+export function encodeNotification(method: string, params: unknown, jsonrpc: boolean): string {
+  return `${prefix(jsonrpc)}"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
+}
+
+/**
+ * `process/output` is the hot path: the base64 payload can be megabytes, and
+ * there is nothing in it to escape, so it is spliced in rather than run
+ * through JSON.stringify.
+ */
+export function encodeOutputNotification(
+  processIdJson: string,
+  seq: number,
+  stream: string,
+  data: Uint8Array,
+  jsonrpc: boolean,
+): string {
+  const chunk = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+  return `${prefix(jsonrpc)}"method":"process/output","params":{"processId":${processIdJson},"seq":${seq},"stream":"${stream}","chunk":"${chunk}"}}`;
+}

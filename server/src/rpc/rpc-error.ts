@@ -1,0 +1,28 @@
+import { ErrorCode, type RpcErrorBody } from "@execmux/shared";
+
+/** Anything a handler throws as an RpcError reaches the client as-is; any
+ * other exception becomes an InternalError. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "RpcError";
+  }
+
+  toBody(): RpcErrorBody {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export const invalidRequest = (message: string) => new RpcError(ErrorCode.InvalidRequest, message);
+export const invalidParams = (message: string, data?: unknown) =>
+  new RpcError(ErrorCode.InvalidParams, message, data);
+export const internalError = (message: string) => new RpcError(ErrorCode.InternalError, message);
+export const unknownProcess = (processId: string) => invalidRequest(`unknown process id ${processId}`);
+export const limitExceeded = (limit: string, message: string) =>
+  new RpcError(ErrorCode.LimitExceeded, message, { limit });

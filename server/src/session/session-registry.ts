@@ -1,0 +1,79 @@
+/**
+ * All sessions of the daemon: creation with an unguessable id, resume, and
+ * expiry of sessions nobody reattached to within the TTL.
+ */
+import { randomBytes } from "node:crypto";
+import { ErrorCode } from "@execmux/shared";
+import { RpcError, invalidRequest } from "../rpc/rpc-error.js";
+import { Session, type SessionSink } from "./session.js";
+
+export interface RegistryOptions {
+  readonly detachedSessionTtlMs: number;
+  readonly closedRetentionMs: number;
+}
+
+/** 128 random bits, shaped like a UUID so upstream clients that parse one accept it. */
+function newSessionId(): string {
+  const hex = randomBytes(16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export class SessionRegistry {
+  private readonly sessions = new Map<string, Session>();
+  private readonly expiryTimers = new Map<Session, NodeJS.Timeout>();
+
+  constructor(private readonly options: RegistryOptions) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  create(sink: SessionSink): Session {
+    let id = newSessionId();
+    while (this.sessions.has(id)) id = newSessionId();
+    const session = new Session(id, this.options.closedRetentionMs);
+    session.attach(sink);
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  /** Reattaches a detached session (upstream's errors for unknown and attached ones). */
+  resume(sessionId: string, sink: SessionSink): Session {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw invalidRequest(`unknown session id ${sessionId}`);
+    if (session.attached) {
+      throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection`);
+    }
+    const timer = this.expiryTimers.get(session);
+    if (timer) clearTimeout(timer);
+    this.expiryTimers.delete(session);
+    session.attach(sink);
+    return session;
+  }
+
+  /** The connection went away: keep the session for the TTL, then kill its processes. */
+  detach(session: Session, sink: SessionSink): void {
+    session.detach(sink);
+    if (session.attached || !this.sessions.has(session.id)) return;
+    const timer = setTimeout(() => this.expire(session), this.options.detachedSessionTtlMs);
+    timer.unref();
+    this.expiryTimers.set(session, timer);
+  }
+
+  all(): Session[] {
+    return [...this.sessions.values()];
+  }
+
+  /** Kills everything and forgets every session: daemon shutdown. */
+  killAll(): void {
+    for (const timer of this.expiryTimers.values()) clearTimeout(timer);
+    this.expiryTimers.clear();
+    for (const session of this.sessions.values()) session.killAll();
+  }
+
+  private expire(session: Session): void {
+    this.expiryTimers.delete(session);
+    this.sessions.delete(session.id);
+    session.killAll();
+  }
+}

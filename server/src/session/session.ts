@@ -1,0 +1,90 @@
+/**
+ * A session owns processes; a connection only borrows the session while it
+ * is attached. When the socket drops the processes keep running and their
+ * output keeps being retained, so a later connection can resume.
+ */
+import { invalidRequest, unknownProcess } from "../rpc/rpc-error.js";
+import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+
+/** Where a session's live events go while a connection is attached. */
+export interface SessionSink {
+  processEvent(process: ManagedProcess, event: ProcessEvent): void;
+}
+
+/** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
+export const STARTING = Symbol("starting");
+
+export class Session {
+  private readonly processes = new Map<string, ManagedProcess | typeof STARTING>();
+  private sink: SessionSink | undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly closedRetentionMs: number,
+  ) {}
+
+  get attached(): boolean {
+    return this.sink !== undefined;
+  }
+
+  attach(sink: SessionSink): void {
+    this.sink = sink;
+  }
+
+  detach(sink: SessionSink): void {
+    if (this.sink === sink) this.sink = undefined;
+  }
+
+  /** Claims a process id for a start; throws upstream's error if it is taken. */
+  reserve(processId: string): void {
+    if (this.processes.has(processId)) throw invalidRequest(`process ${processId} already exists`);
+    this.processes.set(processId, STARTING);
+  }
+
+  /** Gives up a claim after a failed spawn. */
+  release(processId: string): void {
+    if (this.processes.get(processId) === STARTING) this.processes.delete(processId);
+  }
+
+  commit(process: ManagedProcess): void {
+    this.processes.set(process.processId, process);
+  }
+
+  /** The process, or upstream's -32600 for an unknown or still-starting id. */
+  get(processId: string): ManagedProcess {
+    const entry = this.processes.get(processId);
+    if (entry === undefined) throw unknownProcess(processId);
+    if (entry === STARTING) throw invalidRequest(`process id ${processId} is starting`);
+    return entry;
+  }
+
+  /** The entry as it is, for callers that answer "starting" or "unknown" themselves. */
+  peek(processId: string): ManagedProcess | typeof STARTING | undefined {
+    return this.processes.get(processId);
+  }
+
+  list(): ManagedProcess[] {
+    return [...this.processes.values()].filter((entry): entry is ManagedProcess => entry !== STARTING);
+  }
+
+  /** Called by every process of this session for every event. */
+  readonly onProcessEvent = (process: ManagedProcess, event: ProcessEvent): void => {
+    this.sink?.processEvent(process, event);
+    if (event.kind === "closed") {
+      // Upstream keeps a closed process readable for a while, then frees its id.
+      setTimeout(() => {
+        if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
+      }, this.closedRetentionMs).unref();
+    }
+  };
+
+  /** Kills every process tree at once and forgets them: expiry and shutdown. */
+  killAll(): void {
+    for (const process of this.list()) process.kill();
+  }
+
+  /** True once no process of this session is still running. */
+  get allExited(): boolean {
+    return this.list().every((process) => process.exited);
+  }
+}

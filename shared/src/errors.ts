@@ -1,0 +1,34 @@
+/**
+ * Every error code the daemon can put in a JSON-RPC error, in one place.
+ * The first five are upstream's (Codex exec-server); the rest are execmux
+ * extensions and only ever reach clients that used the feature behind them.
+ */
+export const ErrorCode = {
+  /** Malformed JSON (reply id is -1), a message that is not a request, handshake
+   * order violated, unknown process or session id, duplicate process id. */
+  InvalidRequest: -32600,
+  /** The method does not exist. */
+  MethodNotFound: -32601,
+  /** Params failed schema validation (ajv's message is in `data`), or a value
+   * is semantically wrong: empty argv, relative or missing cwd, unknown signal. */
+  InvalidParams: -32602,
+  /** The daemon could not do what was asked: spawn failed, write failed. */
+  InternalError: -32603,
+  /** `initialize {resumeSessionId}` named a session that another live
+   * connection holds. */
+  SessionAttached: -32010,
+  /** A configured limit was hit; `data.limit` names it. Nothing running was harmed. */
+  LimitExceeded: -32011,
+  /** The connection that issued the request lost its session: it was taken
+   * over by another connection or the daemon is shutting down. */
+  ConnectionClosed: -32012,
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The `error` member of a JSON-RPC error response. */
+export interface RpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}

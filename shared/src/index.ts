@@ -1,0 +1,5 @@
+export * from "./errors.js";
+export * from "./jsonrpc.js";
+export * from "./methods.js";
+export * from "./schemas.js";
+export * from "./signals.js";

@@ -1,0 +1,51 @@
+/**
+ * Every method and notification on the wire, with its schemas. The daemon
+ * builds its validators and dispatch table from `RequestMethods`; the client's
+ * `request()` is typed from it. Entries marked extension are execmux's own.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import * as S from "./schemas.js";
+
+interface MethodSpec {
+  readonly params: TSchema;
+  readonly result: TSchema;
+  /** True for execmux extensions: absent from upstream. */
+  readonly extension: boolean;
+}
+
+export const RequestMethods = {
+  initialize: { params: S.InitializeParamsSchema, result: S.InitializeResultSchema, extension: false },
+  "process/start": { params: S.StartParamsSchema, result: S.StartResultSchema, extension: false },
+  "process/read": { params: S.ReadParamsSchema, result: S.ReadResultSchema, extension: false },
+  "process/write": { params: S.WriteParamsSchema, result: S.WriteResultSchema, extension: false },
+  "process/signal": { params: S.SignalParamsSchema, result: S.EmptyResultSchema, extension: false },
+  "process/terminate": { params: S.TerminateParamsSchema, result: S.TerminateResultSchema, extension: false },
+  "process/resize": { params: S.ResizeParamsSchema, result: S.EmptyResultSchema, extension: true },
+  "process/closeStdin": { params: S.CloseStdinParamsSchema, result: S.CloseStdinResultSchema, extension: true },
+  "process/list": { params: S.ListParamsSchema, result: S.ListResultSchema, extension: true },
+} as const satisfies Record<string, MethodSpec>;
+
+export type RequestMethod = keyof typeof RequestMethods;
+export type ParamsOf<M extends RequestMethod> = Static<(typeof RequestMethods)[M]["params"]>;
+export type ResultOf<M extends RequestMethod> = Static<(typeof RequestMethods)[M]["result"]>;
+
+/** Client -> server notifications. */
+export const ClientNotifications = {
+  initialized: "initialized",
+} as const;
+
+/** Server -> client notifications. */
+export const ServerNotifications = {
+  "process/output": S.OutputNotificationSchema,
+  "process/exited": S.ExitedNotificationSchema,
+  "process/closed": S.ClosedNotificationSchema,
+} as const satisfies Record<string, TSchema>;
+
+export type ServerNotificationMethod = keyof typeof ServerNotifications;
+export type ServerNotificationParams<M extends ServerNotificationMethod> = Static<
+  (typeof ServerNotifications)[M]
+>;
+
+export function isRequestMethod(method: string): method is RequestMethod {
+  return Object.hasOwn(RequestMethods, method);
+}

@@ -1,0 +1,111 @@
+/** Upstream's envelope and handshake rules, on the wire. */
+import { describe, expect, it } from "vitest";
+import { ErrorCode } from "@execmux/shared";
+import { startTestDaemon } from "./helpers/daemon.js";
+import { WireClient } from "./helpers/wire-client.js";
+
+const startParams = { processId: "p", argv: ["true"], cwd: "/", env: {}, tty: false };
+
+describe("handshake", () => {
+  it("refuses process methods before initialize, then before initialized, with upstream's messages", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+
+    const early = await client.request("process/start", startParams);
+    expect(early.error).toMatchObject({
+      code: ErrorCode.InvalidRequest,
+      message: "client must call initialize before using process methods",
+    });
+
+    const init = await client.request("initialize", { clientName: "t" });
+    expect(init.result?.sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+
+    const beforeInitialized = await client.request("process/start", startParams);
+    expect(beforeInitialized.error).toMatchObject({
+      code: ErrorCode.InvalidRequest,
+      message: "client must send initialized before using process methods",
+    });
+
+    client.send({ method: "initialized", params: {} });
+    const started = await client.request("process/start", startParams);
+    expect(started.result).toEqual({ processId: "p" });
+  });
+
+  it("allows one initialize per connection", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const again = await client.request("initialize", { clientName: "t" });
+    expect(again.error).toMatchObject({
+      code: ErrorCode.InvalidRequest,
+      message: "initialize may only be sent once per connection",
+    });
+  });
+
+  it("gives every session a different 128-bit id", async () => {
+    const daemon = await startTestDaemon();
+    const ids = new Set<string>();
+    for (let index = 0; index < 20; index++) {
+      const client = await WireClient.connect(daemon.url);
+      ids.add(String((await client.call("initialize", { clientName: "t" })).sessionId));
+    }
+    expect(ids.size).toBe(20);
+  });
+
+  it("answers malformed JSON with id -1 / -32600 and keeps the socket open", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    client.sendRaw("{not json");
+    const error = await client.next((message) => message.id === -1);
+    expect(error.error?.code).toBe(ErrorCode.InvalidRequest);
+    expect(error.error?.message).toMatch(/malformed JSON/);
+
+    client.sendRaw("[1,2,3]");
+    client.sendRaw("42");
+    const list = await client.request("process/list", {});
+    expect(list.result).toEqual({ processes: [] });
+    expect(client.messages.filter((message) => message.id === -1)).toHaveLength(3);
+  });
+
+  it("accepts binary frames carrying JSON", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    client.sendRaw(Buffer.from(JSON.stringify({ id: 7, method: "initialize", params: { clientName: "bin" } })), true);
+    const reply = await client.next((message) => message.id === 7);
+    expect(reply.result?.sessionId).toBeTypeOf("string");
+  });
+
+  it("answers unknown methods with -32601 and bad params with -32602 carrying ajv's message", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const unknown = await client.request("process/explode", {});
+    expect(unknown.error).toMatchObject({ code: ErrorCode.MethodNotFound });
+
+    const wrongType = await client.request("process/start", { ...startParams, argv: "true" });
+    expect(wrongType.error?.code).toBe(ErrorCode.InvalidParams);
+    expect(wrongType.error?.data).toBe("params/argv must be array");
+
+    const unknownField = await client.request("process/read", { processId: "p", bogus: 1 });
+    expect(unknownField.error?.code).toBe(ErrorCode.InvalidParams);
+    expect(String(unknownField.error?.data)).toMatch(/additional properties/);
+  });
+
+  it("replies in the dialect of each request: with jsonrpc 2.0 when asked, without otherwise", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    const withVersion = await client.request("initialize", { clientName: "t" }, { jsonrpc: "2.0" });
+    expect(withVersion.jsonrpc).toBe("2.0");
+    client.send({ jsonrpc: "2.0", method: "initialized" });
+    const plain = await client.request("process/list", {});
+    expect(plain).not.toHaveProperty("jsonrpc");
+    expect(plain.result).toEqual({ processes: [] });
+  });
+
+  it("ignores `initialized` sent before `initialize`", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    client.send({ method: "initialized", params: {} });
+    await client.call("initialize", { clientName: "t" });
+    const refused = await client.request("process/list", {});
+    expect(refused.error?.message).toBe("client must send initialized before using process methods");
+  });
+});

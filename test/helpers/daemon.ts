@@ -1,0 +1,17 @@
+/** A real daemon on 127.0.0.1, port 0, stopped (and its processes killed) after the test. */
+import { afterEach } from "vitest";
+import { loadConfig, startDaemon, type Config, type Daemon } from "@execmux/server";
+
+const running = new Set<Daemon>();
+
+afterEach(async () => {
+  await Promise.all([...running].map((daemon) => daemon.close()));
+  running.clear();
+});
+
+export async function startTestDaemon(overrides: Partial<Config> = {}): Promise<Daemon> {
+  const config = loadConfig([], {}, { listen: "ws://127.0.0.1:0", logLevel: "silent", ...overrides });
+  const daemon = await startDaemon(config);
+  running.add(daemon);
+  return daemon;
+}

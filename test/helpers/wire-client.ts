@@ -1,0 +1,114 @@
+/**
+ * A raw protocol client for conformance tests: it sends exactly the JSON it
+ * is given and records every frame, like an upstream client would see them.
+ */
+import { afterEach } from "vitest";
+import WebSocket from "ws";
+
+export interface WireMessage {
+  jsonrpc?: string;
+  id?: number | string;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+const open = new Set<WireClient>();
+afterEach(() => {
+  for (const client of open) client.close();
+  open.clear();
+});
+
+export class WireClient {
+  readonly messages: WireMessage[] = [];
+  private waiters: { match(message: WireMessage): boolean; resolve(message: WireMessage): void }[] = [];
+  private nextId = 1;
+  closed: Promise<number>;
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.on("message", (data) => {
+      const message = JSON.parse(data.toString()) as WireMessage;
+      this.messages.push(message);
+      this.waiters = this.waiters.filter((waiter) => {
+        if (!waiter.match(message)) return true;
+        waiter.resolve(message);
+        return false;
+      });
+    });
+    this.closed = new Promise((resolve) => socket.on("close", (code) => resolve(code)));
+  }
+
+  static async connect(url: string): Promise<WireClient> {
+    const socket = new WebSocket(url);
+    await new Promise((resolve, reject) => {
+      socket.once("open", resolve);
+      socket.once("error", reject);
+    });
+    const client = new WireClient(socket);
+    open.add(client);
+    return client;
+  }
+
+  /** Connects and completes upstream's handshake. */
+  static async ready(url: string): Promise<WireClient> {
+    const client = await WireClient.connect(url);
+    await client.request("initialize", { clientName: "conformance" });
+    client.send({ method: "initialized", params: {} });
+    return client;
+  }
+
+  send(message: unknown): void {
+    this.socket.send(typeof message === "string" ? message : JSON.stringify(message));
+  }
+
+  sendRaw(data: string | Buffer, binary = false): void {
+    this.socket.send(data, { binary });
+  }
+
+  /** Resolves with the first message (already received or future) that matches. */
+  next(match: (message: WireMessage) => boolean): Promise<WireMessage> {
+    const seen = this.messages.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  /** Sends a request and resolves with its reply (result or error). */
+  request(method: string, params?: unknown, extra: Record<string, unknown> = {}): Promise<WireMessage> {
+    const id = this.nextId++;
+    this.send({ id, method, ...(params === undefined ? {} : { params }), ...extra });
+    return this.next((message) => message.id === id && message.method === undefined);
+  }
+
+  /** The result of a request that must succeed. */
+  async call<T = Record<string, unknown>>(method: string, params?: unknown): Promise<T> {
+    const reply = await this.request(method, params);
+    if (reply.error) throw new Error(`${method} failed: ${JSON.stringify(reply.error)}`);
+    return reply.result as T;
+  }
+
+  notifications(processId: string): WireMessage[] {
+    return this.messages.filter((message) => message.method?.startsWith("process/") && message.params?.processId === processId);
+  }
+
+  /** Resolves once `process/closed` arrived for the process. */
+  closedOf(processId: string): Promise<WireMessage> {
+    return this.next((message) => message.method === "process/closed" && message.params?.processId === processId);
+  }
+
+  /** Every output byte of a process, by stream, from the notifications received. */
+  output(processId: string, stream?: string): string {
+    return Buffer.concat(
+      this.notifications(processId)
+        .filter((message) => message.method === "process/output" && (!stream || message.params?.stream === stream))
+        .map((message) => Buffer.from(String(message.params?.chunk), "base64")),
+    ).toString("utf8");
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
+
+export const b64 = (text: string) => Buffer.from(text).toString("base64");
+export const unb64 = (text: unknown) => Buffer.from(String(text), "base64").toString("utf8");

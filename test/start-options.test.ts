@@ -1,0 +1,123 @@
+/** process/start's parameters: cwd, environment policy, arg0, spawn failures. */
+import { describe, expect, it } from "vitest";
+import { pathToFileURL } from "node:url";
+import { ErrorCode } from "@execmux/shared";
+import { startTestDaemon } from "./helpers/daemon.js";
+import { WireClient } from "./helpers/wire-client.js";
+
+const PATH = process.env.PATH ?? "/usr/bin:/bin";
+
+async function run(client: WireClient, processId: string, params: Record<string, unknown>): Promise<string> {
+  await client.call("process/start", { processId, cwd: "/", env: { PATH }, tty: false, ...params });
+  await client.closedOf(processId);
+  return client.output(processId);
+}
+
+const envOf = (output: string) =>
+  Object.fromEntries(
+    output
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+
+describe("cwd", () => {
+  it("accepts an absolute path and a file:// URI", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    expect(await run(client, "a", { argv: ["pwd"], cwd: "/usr" })).toBe("/usr\n");
+    expect(await run(client, "b", { argv: ["pwd"], cwd: pathToFileURL("/usr/bin").href })).toBe("/usr/bin\n");
+  });
+
+  it("refuses relative, missing and non-directory cwds with -32602", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const cases: [unknown, RegExp][] = [
+      ["tmp", /absolute path or a file:\/\/ URI/],
+      ["/definitely/not/here", /does not exist/],
+      ["/etc/hostname", /is not a directory/],
+      [undefined, /must have required property 'cwd'/],
+    ];
+    for (const [cwd, message] of cases) {
+      const reply = await client.request("process/start", { processId: "x", argv: ["true"], env: {}, ...(cwd === undefined ? {} : { cwd }) });
+      expect(reply.error?.code).toBe(ErrorCode.InvalidParams);
+      expect(reply.error?.message).toMatch(message);
+    }
+    // A refused start leaves the id free.
+    expect(await run(client, "x", { argv: ["true"] })).toBe("");
+  });
+});
+
+describe("argv and spawning", () => {
+  it("refuses an empty argv and NUL bytes", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const empty = await client.request("process/start", { processId: "e", argv: [], cwd: "/", env: {} });
+    expect(empty.error).toMatchObject({ code: ErrorCode.InvalidParams, message: "argv must not be empty" });
+    const nul = await client.request("process/start", { processId: "n", argv: ["echo", "a\u0000b"], cwd: "/", env: {} });
+    expect(nul.error?.code).toBe(ErrorCode.InvalidParams);
+  });
+
+  it("fails a missing program with -32603 on pipes and on a PTY, and frees the id", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    for (const tty of [false, true]) {
+      const reply = await client.request("process/start", { processId: "m", argv: ["no-such-program-xyz"], cwd: "/", env: { PATH }, tty });
+      expect(reply.error?.code).toBe(ErrorCode.InternalError);
+      expect(reply.error?.message).toMatch(/no-such-program-xyz/);
+    }
+    expect(await run(client, "m", { argv: ["echo", "ok"] })).toBe("ok\n");
+  });
+
+  it("sets argv[0] with arg0, on pipes and on a PTY", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const argv = ["sh", "-c", "tr '\\0' ' ' < /proc/$$/cmdline"];
+    expect(await run(client, "p", { argv })).toMatch(/^sh -c /);
+    expect(await run(client, "q", { argv, arg0: "renamed" })).toMatch(/^renamed -c /);
+    expect(await run(client, "r", { argv, arg0: "pty-name", tty: true })).toMatch(/^pty-name -c /);
+  });
+});
+
+describe("environment", () => {
+  it("gives the child exactly `env` when there is no policy", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const output = await run(client, "e", { argv: ["/usr/bin/env"], env: { ONLY: "this", "__proto__": "x" } });
+    expect(envOf(output)).toEqual({ ONLY: "this", __proto__: "x" });
+  });
+
+  it("applies inherit, default excludes, exclude, set, includeOnly, then the env overlay", async () => {
+    Object.assign(process.env, { PLAIN_VAR: "plain", MY_API_KEY: "secret", OTHER_TOKEN: "t", EXECMUX_TOKEN: "daemon-secret" });
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const argv = ["/usr/bin/env"];
+
+    const all = envOf(await run(client, "all", { argv, envPolicy: { inherit: "all" } }));
+    expect(all.PLAIN_VAR).toBe("plain");
+    expect(all).not.toHaveProperty("MY_API_KEY");
+    expect(all).not.toHaveProperty("OTHER_TOKEN");
+    expect(all).not.toHaveProperty("EXECMUX_TOKEN");
+
+    const raw = envOf(await run(client, "raw", { argv, envPolicy: { inherit: "all", ignoreDefaultExcludes: true } }));
+    expect(raw.MY_API_KEY).toBe("secret");
+    // The daemon's own settings never reach a child, even without default excludes.
+    expect(raw).not.toHaveProperty("EXECMUX_TOKEN");
+
+    const core = envOf(await run(client, "core", { argv, envPolicy: { inherit: "core" } }));
+    expect(Object.keys(core).every((name) => ["HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"].includes(name))).toBe(true);
+    expect(core.PATH).toBe(process.env.PATH);
+
+    const shaped = envOf(
+      await run(client, "shaped", {
+        argv,
+        env: { OVERLAY: "o", FROM_SET: "overlay-wins" },
+        envPolicy: { inherit: "all", exclude: ["plain_*"], set: { FROM_SET: "set", KEPT: "k" }, includeOnly: ["from_*", "kept", "plain*", "PATH"] },
+      }),
+    );
+    expect(shaped).toEqual({ FROM_SET: "overlay-wins", KEPT: "k", OVERLAY: "o", PATH: process.env.PATH });
+
+    const none = envOf(await run(client, "none", { argv, env: { A: "1" }, envPolicy: { inherit: "none", set: { B: "2" } } }));
+    expect(none).toEqual({ A: "1", B: "2" });
+  });
+});

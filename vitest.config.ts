@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // node-pty's native module and process groups are happiest in plain child processes.
+    pool: "forks",
+    testTimeout: 60_000,
+    hookTimeout: 30_000,
+    // Tests spawn real processes; two workers keep a 2-core machine responsive.
+    maxWorkers: 2,
+  },
+});
