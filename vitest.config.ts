@@ -9,5 +9,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Tests spawn real processes; two workers keep a 2-core machine responsive.
     maxWorkers: 2,
+    reporters: ["default", "./test/helpers/summary-reporter.ts"],
   },
 });

@@ -15,6 +15,9 @@ export interface OutputEvent {
   readonly data: Uint8Array;
 }
 
+/** Output kept for a handle nobody listens to yet; the oldest goes first past this. */
+const BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
+
 type HandleEvents = {
   output: [OutputEvent];
   exit: [number];
@@ -29,6 +32,9 @@ export class ProcessHandle {
   private isClosed = false;
   private failure: Error | undefined;
   private readonly closeWaiters: { resolve(code: number): void; reject(error: Error): void }[] = [];
+  private listening = 0;
+  private readonly backlog: OutputEvent[] = [];
+  private backlogBytes = 0;
 
   constructor(
     readonly processId: string,
@@ -47,8 +53,20 @@ export class ProcessHandle {
     return this.isClosed;
   }
 
+  /**
+   * Output that arrived before anyone listened is kept (up to
+   * BACKLOG_LIMIT_BYTES) and handed to the first listener, so
+   * `start()` followed by `for await` never misses the beginning.
+   */
   onOutput(listener: (event: OutputEvent) => void): () => void {
-    return this.events.on("output", listener);
+    const off = this.events.on("output", listener);
+    this.listening++;
+    for (const event of this.backlog.splice(0)) listener(event);
+    this.backlogBytes = 0;
+    return () => {
+      off();
+      this.listening--;
+    };
   }
   onExit(listener: (exitCode: number) => void): () => void {
     return this.events.on("exit", listener);
@@ -122,7 +140,16 @@ export class ProcessHandle {
   /** @internal */
   deliverOutput(seq: number, stream: OutputStream, data: Uint8Array): void {
     if (!this.accept(seq)) return;
-    this.events.emit("output", { seq, stream, data });
+    const event = { seq, stream, data };
+    if (this.listening > 0) {
+      this.events.emit("output", event);
+      return;
+    }
+    this.backlog.push(event);
+    this.backlogBytes += data.length;
+    while (this.backlogBytes > BACKLOG_LIMIT_BYTES && this.backlog.length > 1) {
+      this.backlogBytes -= this.backlog.shift()!.data.length;
+    }
   }
 
   /** @internal */

@@ -112,6 +112,15 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host, port };
 }
 
+/** The README's configuration table, made from the schema (a test keeps the README in step). */
+export function configMarkdownTable(): string {
+  const rows = configKeys.map((key) => {
+    const schema = ConfigSchema.properties[key] as { default: unknown; description: string };
+    return `| \`${flagOf(key)}\` | \`${envOf(key)}\` | \`${JSON.stringify(schema.default)}\` | ${schema.description} |`;
+  });
+  return ["| flag | environment | default | meaning |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}
+
 export function describeOptions(): string {
   return configKeys
     .map((key) => {

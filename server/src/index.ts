@@ -1,2 +1,2 @@
 export { startDaemon, type Daemon } from "./daemon.js";
-export { loadConfig, ConfigSchema, type Config, ConfigError } from "./config.js";
+export { loadConfig, ConfigSchema, configMarkdownTable, type Config, ConfigError } from "./config.js";

@@ -135,10 +135,13 @@ class EvictionLedger {
   private length = 0;
   private droppedSeq = -1;
   private droppedEnd = 0;
+  /** Seq of the first chunk ever evicted: a cursor before it lost everything evicted. */
+  private firstSeq = -1;
 
   constructor(private readonly capacity: number) {}
 
   record(seq: number, endOffset: number): void {
+    if (this.firstSeq < 0) this.firstSeq = seq;
     this.seqs ??= new Float64Array(this.capacity);
     this.ends ??= new Float64Array(this.capacity);
     if (this.length === this.capacity) {
@@ -157,7 +160,7 @@ class EvictionLedger {
   endOffsetThrough(cursor: number): { endOffset: number; exact: boolean } {
     const seqs = this.seqs;
     const ends = this.ends;
-    if (!seqs || !ends) return { endOffset: 0, exact: true };
+    if (!seqs || !ends || cursor < this.firstSeq) return { endOffset: 0, exact: true };
     let low = 0;
     let high = this.length;
     while (low < high) {

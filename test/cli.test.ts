@@ -1,0 +1,72 @@
+/** `execmux serve` as a user runs it: one URL line on stdout, logs on stderr, clean shutdown. */
+import { describe, expect, it, vi } from "vitest";
+import { connect } from "@execmux/client";
+import { runCli, spawnDaemon } from "./helpers/cli.js";
+import { isRunning } from "./helpers/procfs.js";
+
+describe("execmux serve", () => {
+  it("prints exactly one ws:// line with the bound port on stdout and logs JSON to stderr", async () => {
+    const daemon = await spawnDaemon();
+    expect(daemon.url).toMatch(/^ws:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    const client = await connect(daemon.url);
+    const handle = await client.start({ argv: ["true"] });
+    await handle.wait();
+    client.close();
+    daemon.child.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(daemon.stdoutLines).toEqual([daemon.url]);
+    const logLines = daemon.stderr().trim().split("\n").map((line) => JSON.parse(line) as { msg: string });
+    expect(logLines.some((line) => line.msg === "process started")).toBe(true);
+  });
+
+  it("takes settings from EXECMUX_* variables", async () => {
+    const daemon = await spawnDaemon([], { EXECMUX_LISTEN: "ws://127.0.0.1:0", EXECMUX_LOG_LEVEL: "silent" });
+    expect(daemon.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    daemon.child.kill("SIGINT");
+    expect((await daemon.exited).code).toBe(0);
+    expect(daemon.stderr()).toBe("");
+  });
+
+  it("kills every process tree on SIGTERM and exits 0", async () => {
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--kill-grace-ms", "300"]);
+    const client = await connect(daemon.url);
+    const pids: number[] = [];
+    for (const tty of [false, true]) {
+      // A child that ignores SIGTERM and a grandchild: only the SIGKILL after the grace gets them.
+      const handle = await client.start({ argv: ["sh", "-c", "trap '' TERM; sleep 300 & echo $$ $!; wait"], tty });
+      const line = await new Promise<string>((resolve) => {
+        let seen = "";
+        handle.onOutput((event) => {
+          seen += Buffer.from(event.data).toString();
+          if (seen.includes("\n")) resolve(seen);
+        });
+      });
+      pids.push(...line.trim().split(/\s+/).map(Number));
+    }
+    expect(pids).toHaveLength(4);
+    expect(pids.every(isRunning)).toBe(true);
+    daemon.child.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]));
+  });
+
+  it("stops with a message naming the option when a setting is bad", async () => {
+    const flag = await runCli(["serve", "--retained-bytes", "lots"]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/--retained-bytes \(EXECMUX_RETAINED_BYTES\) must be integer/);
+    const unknown = await runCli(["serve", "--no-such-option", "1"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown option --no-such-option/);
+    const env = await runCli(["serve"], { EXECMUX_KILL_GRACE_MS: "-5" });
+    expect(env.stderr).toMatch(/--kill-grace-ms \(EXECMUX_KILL_GRACE_MS\) must be >= 0/);
+  });
+
+  it("lists every option with its default in --help", async () => {
+    const help = await runCli(["serve", "--help"]);
+    expect(help.code).toBe(0);
+    for (const option of ["--listen", "--retained-bytes", "--closed-retention-ms", "--kill-grace-ms", "--session-ttl-ms", "--max-message-bytes", "--log-level"]) {
+      expect(help.stdout).toContain(option);
+    }
+    expect(help.stdout).toContain('"ws://127.0.0.1:7373"');
+  });
+});
