@@ -4,7 +4,7 @@
  * one line, the ws:// URL, on stdout once it is listening; logs go to stderr.
  */
 import { ConfigError, describeOptions, loadConfig } from "./config.js";
-import { startDaemon } from "./daemon.js";
+import { startDaemon, type Daemon } from "./daemon.js";
 
 const USAGE = `Usage: execmux serve [options]
 
@@ -20,21 +20,28 @@ async function serve(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig(argv, process.env);
-  const daemon = await startDaemon(config);
-  process.stdout.write(`${daemon.url}\n`);
-
+  // Handlers go in before the URL is printed: a supervisor may signal the
+  // moment it reads that line.
+  let daemon: Daemon | undefined;
+  let stopping = false;
   const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    if (!daemon) process.exit(0); // nothing started yet
     daemon.log.info({ signal }, "shutting down");
     daemon.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        daemon.log.error({ err: error }, "shutdown failed");
+        daemon?.log.error({ err: error }, "shutdown failed");
         process.exit(1);
       },
     );
   };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+
+  daemon = await startDaemon(config);
+  process.stdout.write(`${daemon.url}\n`);
 }
 
 async function main(): Promise<void> {
