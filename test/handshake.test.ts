@@ -109,3 +109,14 @@ describe("handshake", () => {
     expect(refused.error?.message).toBe("client must send initialized before using process methods");
   });
 });
+
+describe("oversized frames", () => {
+  it("closes the socket with 1009 and keeps serving other clients", async () => {
+    const daemon = await startTestDaemon({ maxMessageBytes: 4096 });
+    const victim = await WireClient.ready(daemon.url);
+    victim.sendRaw(JSON.stringify({ id: 1, method: "process/list", params: {}, padding: "x".repeat(10_000) }));
+    expect(await victim.closed).toBe(1009);
+    const other = await WireClient.ready(daemon.url);
+    expect(await other.call("process/list", {})).toEqual({ processes: [] });
+  });
+});
