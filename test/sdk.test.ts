@@ -72,9 +72,9 @@ describe("client SDK", () => {
     client.close();
   });
 
-  it("fails requests in flight with DisconnectedError when the socket drops", async () => {
+  it("without reconnect, fails requests in flight with DisconnectedError when the socket drops", async () => {
     const daemon = await startTestDaemon();
-    const client = await connect(daemon.url);
+    const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ processId: "idle", argv: ["sleep", "60"] });
     const disconnected = vi.fn();
     client.onDisconnected(disconnected);

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { isRunning } from "./helpers/procfs.js";
+import WebSocket from "ws";
 import { WireClient, b64, unb64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -62,5 +63,103 @@ describe("session resume (upstream style)", () => {
     const late = await WireClient.connect(daemon.url);
     const reply = await late.request("initialize", { clientName: "b", resumeSessionId: sessionId });
     expect(reply.error).toEqual({ code: ErrorCode.InvalidRequest, message: `unknown session id ${sessionId}` });
+  });
+});
+
+describe("session resume (extensions)", () => {
+  it("replays everything after each cursor, in seq order, before live events, and names forgotten processes", async () => {
+    const daemon = await startTestDaemon({ retainedBytes: 1024 });
+    const first = await WireClient.connect(daemon.url);
+    const { sessionId } = await first.call<{ sessionId: string }>("initialize", { clientName: "a" });
+    first.send({ method: "initialized" });
+    await first.call("process/start", { processId: "talk", argv: ["sh", "-c", "echo one; read x; echo two; exit 9"], cwd: "/", env: { PATH }, pipeStdin: true, tty: false });
+    await first.next((message) => message.method === "process/output");
+    first.close();
+    await first.closed;
+
+    // While detached: more output, then exit and close.
+    const session = daemon.registry.all()[0]!;
+    session.find("talk")!.write(Buffer.from("\n"), null);
+    await vi.waitUntil(() => session.find("talk")!.closed);
+
+    const second = await WireClient.connect(daemon.url);
+    const reply = await second.request("initialize", { clientName: "b", resumeSessionId: sessionId, cursors: { talk: 1, gone: 3 } });
+    expect(reply.result).toEqual({ sessionId, unknownProcessIds: ["gone"] });
+    await second.closedOf("talk");
+    const replayed = second.notifications("talk").map((message) => [message.method, message.params?.seq]);
+    expect(replayed).toEqual([
+      ["process/output", 2],
+      ["process/exited", 3],
+      ["process/closed", 4],
+    ]);
+    expect(second.output("talk")).toBe("two\n");
+    // The reply came before the replay.
+    expect(second.messages.indexOf(reply)).toBeLessThan(second.messages.findIndex((message) => message.method === "process/output"));
+  });
+
+  it("sends process/gap before the replay when the cursor is older than what is retained", async () => {
+    const daemon = await startTestDaemon({ retainedBytes: 4096 });
+    const first = await WireClient.connect(daemon.url);
+    const { sessionId } = await first.call<{ sessionId: string }>("initialize", { clientName: "a" });
+    first.send({ method: "initialized" });
+    await first.call("process/start", { processId: "big", argv: ["head", "-c", "100000", "/dev/zero"], cwd: "/", env: { PATH }, tty: false });
+    await first.closedOf("big");
+    first.close();
+    await first.closed;
+
+    const second = await WireClient.connect(daemon.url);
+    await second.call("initialize", { clientName: "b", resumeSessionId: sessionId, cursors: { big: 0 } });
+    await second.closedOf("big");
+    const [gap, ...rest] = second.notifications("big");
+    expect(gap!.method).toBe("process/gap");
+    const replayedBytes = rest
+      .filter((message) => message.method === "process/output")
+      .reduce((sum, message) => sum + Buffer.from(String(message.params?.chunk), "base64").length, 0);
+    expect(gap!.params).toMatchObject({ processId: "big", fromSeq: 1, bytesExact: true });
+    expect(Number(gap!.params?.bytes) + replayedBytes).toBe(100_000);
+    expect(rest[0]!.params?.seq).toBe(Number(gap!.params?.toSeq) + 1);
+  });
+
+  it("lets the rightful client take a session over from a stale connection, failing its long-poll", async () => {
+    const daemon = await startTestDaemon();
+    const stale = await WireClient.connect(daemon.url);
+    const { sessionId } = await stale.call<{ sessionId: string }>("initialize", { clientName: "stale" });
+    stale.send({ method: "initialized" });
+    await stale.call("process/start", { processId: "cat", argv: ["cat"], cwd: "/", env: { PATH }, pipeStdin: true, tty: false });
+    const pendingRead = stale.request("process/read", { processId: "cat", waitMs: 30_000 });
+
+    const rightful = await WireClient.connect(daemon.url);
+    const refused = await rightful.request("initialize", { clientName: "new", resumeSessionId: sessionId });
+    expect(refused.error?.code).toBe(ErrorCode.SessionAttached);
+    const taken = await rightful.request("initialize", { clientName: "new", resumeSessionId: sessionId, takeover: true });
+    expect(taken.result?.sessionId).toBe(sessionId);
+
+    expect((await pendingRead).error).toEqual({
+      code: ErrorCode.ConnectionClosed,
+      message: "this connection's session was taken over by another connection",
+    });
+    expect(await stale.closed).toBe(4001);
+
+    rightful.send({ method: "initialized" });
+    await rightful.call("process/write", { processId: "cat", chunk: b64("mine\n") });
+    const live = await rightful.next((message) => message.method === "process/output");
+    expect(unb64(live.params?.chunk)).toBe("mine\n");
+  });
+
+  it("drops a connection that stops answering pings, so its session can be resumed", async () => {
+    const daemon = await startTestDaemon({ pingIntervalMs: 50, pingTimeoutMs: 100 });
+    // A client whose network vanished: it never answers a ping.
+    const silent = new WebSocket(daemon.url, { autoPong: false });
+    const closed = new Promise<number>((resolve) => silent.on("close", resolve));
+    await new Promise((resolve) => silent.once("open", resolve));
+    silent.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "silent" } }));
+    const sessionId = await new Promise<string>((resolve) =>
+      silent.once("message", (data) => resolve((JSON.parse(data.toString()) as { result: { sessionId: string } }).result.sessionId)),
+    );
+    expect(await closed).toBe(1006);
+
+    const back = await WireClient.connect(daemon.url);
+    const resumed = await back.request("initialize", { clientName: "back", resumeSessionId: sessionId });
+    expect(resumed.result?.sessionId).toBe(sessionId);
   });
 });

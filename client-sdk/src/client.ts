@@ -1,11 +1,25 @@
 /**
- * `connect(url)` -> a client bound to one daemon session. It starts processes
- * and routes each notification to the handle of its process.
+ * `connect(url)` -> a client bound to one daemon session. It starts
+ * processes, routes each notification to the handle of its process, and, when
+ * the socket drops, reconnects on its own: it resumes the session with every
+ * handle's last seen seq, so each process's output reaches the application
+ * exactly once and in order across any number of reconnects.
  */
-import type { EnvPolicy, ParamsOf, ProcessInfo, RequestMethod, ResultOf, StartParams } from "@execmux/shared";
+import {
+  ErrorCode,
+  type EnvPolicy,
+  type GapNotification,
+  type OutputStream,
+  type ParamsOf,
+  type ProcessInfo,
+  type RequestMethod,
+  type ResultOf,
+  type StartParams,
+} from "@execmux/shared";
 import { decodeBase64 } from "./base64.js";
+import { backoffDelay, resolveReconnectOptions, type ReconnectOptions, type ResolvedReconnectOptions } from "./backoff.js";
 import { Emitter } from "./emitter.js";
-import { DisconnectedError } from "./errors.js";
+import { DisconnectedError, ExecmuxError, RpcRequestError, SessionLostError } from "./errors.js";
 import { ProcessHandle } from "./process-handle.js";
 import { RpcClient } from "./rpc-client.js";
 import { openSocket, type SocketOptions } from "./socket.js";
@@ -15,6 +29,8 @@ export interface ConnectOptions extends SocketOptions {
   clientName?: string;
   /** How long a request may wait for its reply (long-poll reads get their wait on top). */
   requestTimeoutMs?: number;
+  /** Automatic reconnect and resume; `false` turns it off. */
+  reconnect?: ReconnectOptions | false;
 }
 
 export interface StartOptions {
@@ -36,30 +52,56 @@ export interface StartOptions {
   rows?: number;
 }
 
-type ClientEvents = { disconnected: [string] };
+export type GapEvent = GapNotification;
+
+type ClientEvents = {
+  /** The socket dropped; `reason` says how. A reconnect follows unless disabled. */
+  disconnected: [reason: string];
+  /** Attempt `attempt` starts after `delayMs`. */
+  reconnecting: [{ attempt: number; delayMs: number }];
+  /** The session is back; missed output is being replayed. */
+  resumed: [{ sessionId: string; attempts: number }];
+  /** Output of a process was evicted while disconnected: exactly what is gone. */
+  gap: [GapEvent];
+  /** The session is gone for good; every handle has failed with this error. */
+  sessionLost: [SessionLostError];
+};
+
+/**
+ * Requests that are safe to send again after a reconnect: reads and lists
+ * change nothing, a resize sets an absolute size, and writes carry a writeId
+ * the daemon deduplicates. Everything else (start, signal, terminate,
+ * closeStdin) fails with DisconnectedError rather than risk doing it twice.
+ */
+const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "process/write", "process/resize"]);
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 let processCounter = 0;
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const randomId = () => Math.random().toString(36).slice(2, 10);
+
 export class ExecmuxClient {
   private readonly handles = new Map<string, ProcessHandle>();
   private readonly events = new Emitter<ClientEvents>();
-  private rpc!: RpcClient;
+  private readonly reconnectOptions: ResolvedReconnectOptions;
+  private rpc: RpcClient | undefined;
   private session = "";
+  /** Set once the client is closed or the session lost: every request fails with it. */
+  private finalError: ExecmuxError | undefined;
+  /** The one reconnect loop, shared by every caller waiting for a connection. */
+  private reconnecting: Promise<void> | undefined;
 
-  private constructor(private readonly options: ConnectOptions) {}
+  private constructor(
+    private readonly url: string,
+    private readonly options: ConnectOptions,
+  ) {
+    this.reconnectOptions = resolveReconnectOptions(options.reconnect);
+  }
 
   static async connect(url: string, options: ConnectOptions = {}): Promise<ExecmuxClient> {
-    const client = new ExecmuxClient(options);
-    const socket = await openSocket(url, options);
-    client.rpc = new RpcClient(
-      socket,
-      (method, params) => client.onNotification(method, params),
-      (reason) => client.events.emit("disconnected", reason),
-    );
-    const { sessionId } = await client.request("initialize", { clientName: options.clientName ?? "execmux-client" });
-    client.session = sessionId;
-    client.rpc.notify("initialized", {});
+    const client = new ExecmuxClient(url, options);
+    await client.open(false);
     return client;
   }
 
@@ -67,16 +109,39 @@ export class ExecmuxClient {
     return this.session;
   }
 
-  onDisconnected(listener: (reason: string) => void): () => void {
-    return this.events.on("disconnected", listener);
+  /** True while a socket is open and the session attached. */
+  get connected(): boolean {
+    return this.rpc?.isOpen ?? false;
   }
 
-  request<M extends RequestMethod>(method: M, params: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
-    return this.rpc.request(method, params, timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+  on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  onDisconnected(listener: (reason: string) => void): () => void {
+    return this.on("disconnected", listener);
+  }
+
+  /**
+   * Sends a request, waiting for a reconnect if one is under way. Requests
+   * cut off by a drop are sent again if that is safe (see RESENDABLE) and
+   * fail with DisconnectedError otherwise.
+   */
+  async request<M extends RequestMethod>(method: M, params: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
+    const timeout = timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    for (;;) {
+      const rpc = await this.connection();
+      try {
+        return await rpc.request(method, params, timeout);
+      } catch (error) {
+        const resend = error instanceof DisconnectedError && RESENDABLE.has(method) && this.reconnectOptions.enabled;
+        if (!resend || this.finalError) throw error;
+      }
+    }
   }
 
   async start(options: StartOptions): Promise<ProcessHandle> {
-    const processId = options.processId ?? `p${++processCounter}-${Math.random().toString(36).slice(2, 8)}`;
+    const processId = options.processId ?? `p${++processCounter}-${randomId()}`;
     const params: StartParams = {
       processId,
       argv: options.argv,
@@ -113,10 +178,115 @@ export class ExecmuxClient {
     return (await this.request("process/list", {})).processes;
   }
 
-  close(): void {
-    this.rpc.close();
-    for (const handle of this.handles.values()) handle.fail(new DisconnectedError("client closed"));
+  /** A fresh writeId for an idempotent write. */
+  newWriteId(): string {
+    return `w-${Date.now().toString(36)}-${randomId()}`;
   }
+
+  /** Closes the socket for good. Processes keep running until the daemon's session TTL ends them. */
+  close(): void {
+    this.finish(new DisconnectedError("client closed"));
+  }
+
+  // ---------------------------------------------------------------- connection
+
+  private async open(resume: boolean): Promise<void> {
+    const socket = await openSocket(this.url, this.options);
+    const rpc = new RpcClient(
+      socket,
+      (method, params) => this.onNotification(method, params),
+      (reason) => this.onSocketClosed(rpc, reason),
+    );
+    const cursors = Object.fromEntries([...this.handles].map(([processId, handle]) => [processId, handle.lastSeq]));
+    const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const result = await rpc
+      .request(
+        "initialize",
+        resume
+          ? { clientName: this.clientName, resumeSessionId: this.session, takeover: true, cursors }
+          : { clientName: this.clientName },
+        timeout,
+      )
+      .catch((error: unknown) => {
+        rpc.close();
+        throw error;
+      });
+    this.session = result.sessionId;
+    this.rpc = rpc;
+    rpc.notify("initialized", {});
+    for (const processId of result.unknownProcessIds ?? []) {
+      this.handles.get(processId)?.fail(new SessionLostError(`process ${processId} ended and was removed while the client was disconnected`));
+      this.handles.delete(processId);
+    }
+  }
+
+  private get clientName(): string {
+    return this.options.clientName ?? "execmux-client";
+  }
+
+  /** The live connection, after waiting out a reconnect if one is under way. */
+  private async connection(): Promise<RpcClient> {
+    for (;;) {
+      if (this.finalError) throw this.finalError;
+      if (this.rpc?.isOpen) return this.rpc;
+      if (!this.reconnecting) throw new DisconnectedError("not connected");
+      await this.reconnecting;
+    }
+  }
+
+  private onSocketClosed(rpc: RpcClient, reason: string): void {
+    if (rpc !== this.rpc || this.finalError) return;
+    this.rpc = undefined;
+    this.events.emit("disconnected", reason);
+    if (!this.reconnectOptions.enabled) {
+      this.finish(new DisconnectedError(reason));
+      return;
+    }
+    this.reconnecting ??= this.reconnectLoop().finally(() => {
+      this.reconnecting = undefined;
+    });
+  }
+
+  private async reconnectLoop(): Promise<void> {
+    const options = this.reconnectOptions;
+    const deadline = Date.now() + options.giveUpAfterMs;
+    for (let attempt = 1; !this.finalError; attempt++) {
+      const delayMs = backoffDelay(options, attempt);
+      if (Date.now() + delayMs > deadline) {
+        this.finish(new SessionLostError(`gave up reconnecting to ${this.url} after ${options.giveUpAfterMs} ms`));
+        return;
+      }
+      this.events.emit("reconnecting", { attempt, delayMs });
+      await sleep(delayMs);
+      if (this.finalError) return;
+      try {
+        await this.open(true);
+        this.events.emit("resumed", { sessionId: this.session, attempts: attempt });
+        return;
+      } catch (error) {
+        if (error instanceof RpcRequestError && error.code === ErrorCode.InvalidRequest) {
+          // "unknown session id": it expired while we were away.
+          this.finish(new SessionLostError(`session ${this.session} is gone: ${error.message}`));
+          return;
+        }
+        // The daemon is unreachable or the socket dropped again: try again.
+      }
+    }
+  }
+
+  /** Ends the client: every pending and future request, and every handle, fails with `error`. */
+  private finish(error: ExecmuxError): void {
+    if (this.finalError) return;
+    this.finalError = error;
+    const rpc = this.rpc;
+    this.rpc = undefined;
+    rpc?.close();
+    for (const handle of this.handles.values()) handle.fail(error);
+    this.handles.clear();
+    if (error instanceof SessionLostError) this.events.emit("sessionLost", error);
+  }
+
+  // ---------------------------------------------------------------- notifications
 
   private onNotification(method: string, params: unknown): void {
     const { processId, seq } = params as { processId: string; seq: number };
@@ -124,7 +294,7 @@ export class ExecmuxClient {
     if (!handle) return;
     switch (method) {
       case "process/output": {
-        const { stream, chunk } = params as ParamsOf<"process/read"> & { stream: "stdout" | "stderr" | "pty"; chunk: string };
+        const { stream, chunk } = params as { stream: OutputStream; chunk: string };
         handle.deliverOutput(seq, stream, decodeBase64(chunk));
         break;
       }
@@ -135,6 +305,12 @@ export class ExecmuxClient {
         handle.deliverClose(seq);
         this.handles.delete(processId);
         break;
+      case "process/gap": {
+        const gap = params as GapNotification;
+        handle.deliverGap(gap);
+        this.events.emit("gap", gap);
+        break;
+      }
     }
   }
 }

@@ -29,3 +29,9 @@ export class DisconnectedError extends ExecmuxError {
 export class RequestTimeoutError extends ExecmuxError {
   override name = "RequestTimeoutError";
 }
+
+/** The session is gone (expired while disconnected, or reconnecting gave up):
+ * its processes can no longer be followed. */
+export class SessionLostError extends ExecmuxError {
+  override name = "SessionLostError";
+}

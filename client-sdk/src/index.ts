@@ -1,6 +1,7 @@
-export { connect, ExecmuxClient, type ConnectOptions, type StartOptions } from "./client.js";
+export { connect, ExecmuxClient, type ConnectOptions, type StartOptions, type GapEvent } from "./client.js";
+export type { ReconnectOptions } from "./backoff.js";
 export { ProcessHandle, type OutputEvent } from "./process-handle.js";
-export { ExecmuxError, RpcRequestError, DisconnectedError, RequestTimeoutError } from "./errors.js";
+export { ExecmuxError, RpcRequestError, DisconnectedError, RequestTimeoutError, SessionLostError } from "./errors.js";
 export type { WebSocketLike, WebSocketConstructor, SocketOptions } from "./socket.js";
 export { decodeBase64, encodeBase64 } from "./base64.js";
 export * from "@execmux/shared";

@@ -3,7 +3,7 @@
  * each chunk exactly once, then its exit code. Notifications with a seq the
  * handle already delivered are dropped, so replays after a resume are safe.
  */
-import type { OutputStream, SignalName, WriteStatus } from "@execmux/shared";
+import type { GapNotification, OutputStream, SignalName, WriteStatus } from "@execmux/shared";
 import { encodeBase64, toBytes } from "./base64.js";
 import { Emitter } from "./emitter.js";
 import { ExecmuxError } from "./errors.js";
@@ -20,6 +20,7 @@ const BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
 
 type HandleEvents = {
   output: [OutputEvent];
+  gap: [GapNotification];
   exit: [number];
   close: [];
 };
@@ -68,6 +69,10 @@ export class ProcessHandle {
       this.listening--;
     };
   }
+  /** Output of this process was evicted while the client was disconnected. */
+  onGap(listener: (gap: GapNotification) => void): () => void {
+    return this.events.on("gap", listener);
+  }
   onExit(listener: (exitCode: number) => void): () => void {
     return this.events.on("exit", listener);
   }
@@ -108,12 +113,13 @@ export class ProcessHandle {
     }
   }
 
+  /** Every write carries a writeId, so one cut off by a disconnect is safely sent again. */
   write(data: string | Uint8Array, options: { writeId?: string } = {}): Promise<WriteStatus> {
     return this.client
       .request("process/write", {
         processId: this.processId,
         chunk: encodeBase64(toBytes(data)),
-        ...(options.writeId ? { writeId: options.writeId } : {}),
+        writeId: options.writeId ?? this.client.newWriteId(),
       })
       .then((result) => result.status);
   }
@@ -150,6 +156,14 @@ export class ProcessHandle {
     while (this.backlogBytes > BACKLOG_LIMIT_BYTES && this.backlog.length > 1) {
       this.backlogBytes -= this.backlog.shift()!.data.length;
     }
+  }
+
+  /** @internal */
+  deliverGap(gap: GapNotification): void {
+    // The cursor does not jump past the gap: the exit event may sit inside
+    // its seq range (it is never evicted) and still has to be delivered.
+    if (gap.toSeq <= this.delivered) return;
+    this.events.emit("gap", gap);
   }
 
   /** @internal */

@@ -34,6 +34,16 @@ export const ConfigSchema = Type.Object(
       minimum: 0,
       description: "How long a session without a connection lives (processes keep running) before it is killed.",
     }),
+    pingIntervalMs: Type.Integer({
+      default: 15_000,
+      minimum: 10,
+      description: "How often every connection is pinged, so a half-open socket is noticed and its session freed for resume.",
+    }),
+    pingTimeoutMs: Type.Integer({
+      default: 10_000,
+      minimum: 10,
+      description: "A connection that has not answered a ping within this is dropped (its session detaches).",
+    }),
     maxMessageBytes: Type.Integer({
       default: 16 * 1024 * 1024,
       minimum: 1024,

@@ -39,6 +39,8 @@ export const ServerNotifications = {
   "process/output": S.OutputNotificationSchema,
   "process/exited": S.ExitedNotificationSchema,
   "process/closed": S.ClosedNotificationSchema,
+  /** Extension: only after a resume with cursors. */
+  "process/gap": S.GapNotificationSchema,
 } as const satisfies Record<string, TSchema>;
 
 export type ServerNotificationMethod = keyof typeof ServerNotifications;

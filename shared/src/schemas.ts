@@ -39,10 +39,23 @@ export const InitializeParamsSchema = Type.Object(
   {
     clientName: Type.String({ maxLength: 256 }),
     resumeSessionId: Opt(SessionIdSchema),
+    /** Extension: when resuming a session another socket still holds (a
+     * half-open connection), evict that socket instead of failing with -32010. */
+    takeover: Opt(Type.Boolean()),
+    /** Extension: resume with cursors. For each process, the last seq the
+     * client saw; the daemon replays every retained event after it as ordinary
+     * notifications (after a `process/gap` if some were evicted), before any
+     * live event of that process. */
+    cursors: Opt(Type.Record(ProcessIdSchema, Seq, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
-export const InitializeResultSchema = Type.Object({ sessionId: SessionIdSchema });
+export const InitializeResultSchema = Type.Object({
+  sessionId: SessionIdSchema,
+  /** Extension, only with `cursors`: processes named there that the session
+   * no longer has (closed and past retention): their end was missed. */
+  unknownProcessIds: Type.Optional(Type.Array(ProcessIdSchema)),
+});
 
 // ---------------------------------------------------------------- process/start
 
@@ -206,6 +219,8 @@ export const ClosedNotificationSchema = Type.Object({
   processId: ProcessIdSchema,
   seq: Seq,
 });
+/** Extension, sent only during a resume with cursors: what was evicted after the cursor. */
+export const GapNotificationSchema = Type.Composite([Type.Object({ processId: ProcessIdSchema }), OutputGapSchema]);
 
 // ---------------------------------------------------------------- derived types
 
@@ -237,3 +252,4 @@ export type ListResult = Static<typeof ListResultSchema>;
 export type OutputNotification = Static<typeof OutputNotificationSchema>;
 export type ExitedNotification = Static<typeof ExitedNotificationSchema>;
 export type ClosedNotification = Static<typeof ClosedNotificationSchema>;
+export type GapNotification = Static<typeof GapNotificationSchema>;

@@ -7,6 +7,8 @@ export interface HandlerContext {
   readonly session: Session | undefined;
   /** Whether this request carried `"jsonrpc": "2.0"`. */
   readonly jsonrpc: boolean;
+  /** Runs `task` right after this request's reply is sent (before any other event). */
+  afterReply(task: () => void): void;
 }
 
 export interface ProcessContext extends HandlerContext {

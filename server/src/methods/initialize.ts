@@ -1,17 +1,30 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { HandlerContext } from "./context.js";
 
-/** Creates a session, or resumes one by id (processes and retained output intact). */
-export function initialize(params: ParamsOf<"initialize">, { connection, jsonrpc }: HandlerContext): ResultOf<"initialize"> {
+/**
+ * Creates a session, or resumes one by id (processes and retained output
+ * intact). Extensions: `takeover` evicts a stale connection that still holds
+ * the session; `cursors` replays what the client missed right after the reply.
+ */
+export function initialize(
+  params: ParamsOf<"initialize">,
+  { connection, jsonrpc, afterReply }: HandlerContext,
+): ResultOf<"initialize"> {
   connection.beginInitialize(jsonrpc);
   const { registry, log } = connection.deps;
   try {
     const session = params.resumeSessionId
-      ? registry.resume(params.resumeSessionId, connection)
+      ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
       : registry.create(connection);
     connection.bindSession(session);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");
-    return { sessionId: session.id };
+    const cursors = params.cursors;
+    if (!params.resumeSessionId || !cursors) return { sessionId: session.id };
+    afterReply(() => connection.replay(session, cursors));
+    return {
+      sessionId: session.id,
+      unknownProcessIds: Object.keys(cursors).filter((processId) => session.peek(processId) === undefined),
+    };
   } catch (error) {
     // A refused resume leaves the socket usable for a fresh initialize.
     connection.abandonInitialize();

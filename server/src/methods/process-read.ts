@@ -35,5 +35,6 @@ export async function processRead(
       };
     }
     await process.waitForChange(remaining, abort);
+    connection.assertNotEvicted();
   }
 }

@@ -4,7 +4,7 @@
  * upstream's local backend (close comes last, after exit and after every
  * stream ended; output after exit is kept).
  */
-import { SignalNumbers, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
+import { SignalNumbers, type OutputGap, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
 import type { Child, ChildEvents } from "./child.js";
 import { OutputLog } from "./output-log.js";
 import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
@@ -28,7 +28,7 @@ export class ManagedProcess {
   private seqCounter = 1;
   private openStreams = 0;
   private exit: { code: number; signal: NodeJS.Signals | null; seq: number } | undefined;
-  private isClosed = false;
+  private closedSeq: number | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly writeIds = new Map<string, WriteStatus>();
   private killTimer: NodeJS.Timeout | undefined;
@@ -84,13 +84,31 @@ export class ManagedProcess {
     return this.exit?.seq;
   }
   get closed(): boolean {
-    return this.isClosed;
+    return this.closedSeq !== undefined;
+  }
+
+  /**
+   * Every retained event after `cursor` in seq order (output, exit, close),
+   * and what was evicted after it: a resume with cursors sends these as
+   * ordinary notifications.
+   */
+  replayAfter(cursor: number): { gap: OutputGap | undefined; events: ProcessEvent[] } {
+    const events: ProcessEvent[] = [];
+    for (const chunk of this.log.chunksAfter(cursor)) {
+      events.push({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data });
+    }
+    if (this.exit && this.exit.seq > cursor) {
+      events.push({ kind: "exited", seq: this.exit.seq, exitCode: this.exit.code });
+    }
+    if (this.closedSeq !== undefined && this.closedSeq > cursor) events.push({ kind: "closed", seq: this.closedSeq });
+    events.sort((a, b) => a.seq - b.seq);
+    return { gap: this.log.gapAfter(cursor, this.exit?.seq), events };
   }
 
   info(): ProcessInfo {
     return {
       processId: this.processId,
-      state: this.isClosed ? "closed" : this.exit ? "exited" : "running",
+      state: this.closed ? "closed" : this.exit ? "exited" : "running",
       tty: this.tty,
       pid: this.child?.pid ?? null,
       exitCode: this.exitCode,
@@ -131,7 +149,7 @@ export class ManagedProcess {
    * foreground job, otherwise to the child's process group. */
   signal(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
-    if (pid === undefined || this.isClosed) return;
+    if (pid === undefined || this.closed) return;
     signalGroup(this.tty ? foregroundGroup(pid) : pid, signal);
   }
 
@@ -151,7 +169,7 @@ export class ManagedProcess {
   /** Immediate SIGKILL of the whole tree: session expiry and daemon shutdown. */
   kill(): void {
     const pid = this.child?.pid;
-    if (pid === undefined || this.isClosed) return;
+    if (pid === undefined || this.closed) return;
     signalTree(pid, "SIGKILL");
   }
 
@@ -182,9 +200,9 @@ export class ManagedProcess {
   }
 
   private closeIfDone(): void {
-    if (this.isClosed || !this.exit || this.openStreams > 0) return;
-    this.isClosed = true;
+    if (this.closed || !this.exit || this.openStreams > 0) return;
     const seq = this.seqCounter++;
+    this.closedSeq = seq;
     this.publish({ kind: "closed", seq });
     // The leader is gone and its output closed: anything left in its group is
     // an orphan nobody can read from or signal through the protocol. After a

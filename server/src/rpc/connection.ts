@@ -12,6 +12,7 @@ import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import { dispatch } from "./dispatch.js";
+import { startHeartbeat } from "./heartbeat.js";
 import { encodeError, encodeNotification, encodeOutputNotification, encodeResult, parseFrame } from "./envelope.js";
 import { RpcError, invalidRequest } from "./rpc-error.js";
 
@@ -28,6 +29,8 @@ export class Connection implements SessionSink {
   private initialized = false;
   private currentSession: Session | undefined;
   private readonly closing = new AbortController();
+  private wasEvicted = false;
+  private readonly stopHeartbeat: () => void;
 
   constructor(
     private readonly socket: WebSocket,
@@ -36,6 +39,9 @@ export class Connection implements SessionSink {
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("close", () => this.onClose());
     socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
+    this.stopHeartbeat = startHeartbeat(socket, deps.config.pingIntervalMs, deps.config.pingTimeoutMs, () =>
+      deps.log.info("connection stopped answering pings; dropping it"),
+    );
   }
 
   get session(): Session | undefined {
@@ -47,8 +53,16 @@ export class Connection implements SessionSink {
     return this.closing.signal;
   }
 
+  /** Throws once another connection took this one's session over. */
+  assertNotEvicted(): void {
+    if (this.wasEvicted) {
+      throw new RpcError(ErrorCode.ConnectionClosed, "this connection's session was taken over by another connection");
+    }
+  }
+
   /** Upstream's handshake rule for process methods. */
   requireInitialized(): Session {
+    this.assertNotEvicted();
     if (!this.initializeRequested || !this.currentSession) {
       throw invalidRequest("client must call initialize before using process methods");
     }
@@ -71,6 +85,32 @@ export class Connection implements SessionSink {
   /** Called by `initialize` once it has created or resumed a session. */
   bindSession(session: Session): void {
     this.currentSession = session;
+  }
+
+  /** SessionSink: a takeover. Long-polls fail, the socket closes with 4001. */
+  evicted(): void {
+    this.wasEvicted = true;
+    this.currentSession = undefined;
+    this.closing.abort();
+    this.deps.log.info("session taken over by another connection");
+    // After the failed long-polls' replies, which are already queued.
+    setImmediate(() => this.socket.close(4001, "session taken over by another connection"));
+  }
+
+  /**
+   * Resume with cursors: every retained event after each cursor, as ordinary
+   * notifications, preceded by a `process/gap` when some were evicted. Runs
+   * right after the initialize reply and before any I/O callback, so no live
+   * event of these processes can overtake the replay.
+   */
+  replay(session: Session, cursors: Readonly<Record<string, number>>): void {
+    for (const [processId, cursor] of Object.entries(cursors)) {
+      const process = session.find(processId);
+      if (!process) continue;
+      const { gap, events } = process.replayAfter(cursor);
+      if (gap) this.send(encodeNotification("process/gap", { processId, ...gap }, this.jsonrpc));
+      for (const event of events) this.processEvent(process, event);
+    }
   }
 
   processEvent(process: ManagedProcess, event: ProcessEvent): void {
@@ -132,8 +172,10 @@ export class Connection implements SessionSink {
 
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
     try {
-      const result = await dispatch(this, method, params, jsonrpc);
+      const afterReply: (() => void)[] = [];
+      const result = await dispatch(this, method, params, jsonrpc, afterReply);
       this.send(encodeResult(id, result, jsonrpc));
+      for (const task of afterReply) task();
     } catch (error) {
       if (error instanceof RpcError) {
         this.send(encodeError(id, error.toBody(), jsonrpc));
@@ -145,6 +187,7 @@ export class Connection implements SessionSink {
   }
 
   private onClose(): void {
+    this.stopHeartbeat();
     this.closing.abort();
     if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
   }

@@ -37,12 +37,19 @@ export class SessionRegistry {
     return session;
   }
 
-  /** Reattaches a detached session (upstream's errors for unknown and attached ones). */
-  resume(sessionId: string, sink: SessionSink): Session {
+  /**
+   * Reattaches a detached session (upstream's errors for unknown and attached
+   * ones). With `takeover`, a session held by another socket is taken from it:
+   * the client proved it owns the session by knowing its id.
+   */
+  resume(sessionId: string, sink: SessionSink, takeover: boolean): Session {
     const session = this.sessions.get(sessionId);
     if (!session) throw invalidRequest(`unknown session id ${sessionId}`);
     if (session.attached) {
-      throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection`);
+      if (!takeover) {
+        throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection`);
+      }
+      session.evictSink();
     }
     const timer = this.expiryTimers.get(session);
     if (timer) clearTimeout(timer);

@@ -9,6 +9,8 @@ import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
   processEvent(process: ManagedProcess, event: ProcessEvent): void;
+  /** Another connection took the session over: stop using it and close. */
+  evicted(): void;
 }
 
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
@@ -35,6 +37,13 @@ export class Session {
     if (this.sink === sink) this.sink = undefined;
   }
 
+  /** Drops the attached connection for a takeover. */
+  evictSink(): void {
+    const sink = this.sink;
+    this.sink = undefined;
+    sink?.evicted();
+  }
+
   /** Claims a process id for a start; throws upstream's error if it is taken. */
   reserve(processId: string): void {
     if (this.processes.has(processId)) throw invalidRequest(`process ${processId} already exists`);
@@ -56,6 +65,12 @@ export class Session {
     if (entry === undefined) throw unknownProcess(processId);
     if (entry === STARTING) throw invalidRequest(`process id ${processId} is starting`);
     return entry;
+  }
+
+  /** The process if it exists and has started. */
+  find(processId: string): ManagedProcess | undefined {
+    const entry = this.processes.get(processId);
+    return entry === STARTING ? undefined : entry;
   }
 
   /** The entry as it is, for callers that answer "starting" or "unknown" themselves. */
