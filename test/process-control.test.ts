@@ -53,8 +53,8 @@ describe("signals", () => {
     const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
     const shellPid = list.processes[0]!.pid;
     await vi.waitUntil(() => {
-      const fields = readStat(shellPid);
-      return fields !== undefined && fields[5] !== fields[2];
+      const foreground = Number(readStat(shellPid)?.[5]);
+      return foreground > 0 && readComm(foreground) === "sleep";
     });
     await client.call("process/signal", { processId: "sh", signal: "interrupt" });
     // The shell itself survives and reports sleep's death by SIGINT.
@@ -67,6 +67,13 @@ describe("signals", () => {
 });
 
 import { readFileSync } from "node:fs";
+function readComm(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "latin1").trim();
+  } catch {
+    return undefined;
+  }
+}
 function readStat(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");

@@ -31,6 +31,15 @@ export interface ConnectOptions extends SocketOptions {
   requestTimeoutMs?: number;
   /** Automatic reconnect and resume; `false` turns it off. */
   reconnect?: ReconnectOptions | false;
+  /** Receive output as binary frames instead of base64 in JSON. Default true. */
+  binaryOutput?: boolean;
+  /**
+   * Credit flow control: the daemon pauses a process once this many of its
+   * output bytes were sent but not yet delivered to the application. Keeps a
+   * flooding process from queueing megabytes ahead of everything else on the
+   * socket. Default 1 MiB; `false` turns it off.
+   */
+  ackWindowBytes?: number | false;
 }
 
 export interface StartOptions {
@@ -76,6 +85,7 @@ type ClientEvents = {
 const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "process/write", "process/resize"]);
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_ACK_WINDOW_BYTES = 1024 * 1024;
 let processCounter = 0;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -195,16 +205,22 @@ export class ExecmuxClient {
     const rpc = new RpcClient(
       socket,
       (method, params) => this.onNotification(method, params),
+      (frame) => this.deliverOutput(frame.processId, frame.seq, frame.stream, frame.data),
       (reason) => this.onSocketClosed(rpc, reason),
     );
     const cursors = Object.fromEntries([...this.handles].map(([processId, handle]) => [processId, handle.lastSeq]));
+    for (const handle of this.handles.values()) handle.unackedBytes = 0;
     const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const outputOptions = {
+      binaryOutput: this.options.binaryOutput ?? true,
+      ...(this.ackWindowBytes ? { ackWindowBytes: this.ackWindowBytes } : {}),
+    };
     const result = await rpc
       .request(
         "initialize",
         resume
-          ? { clientName: this.clientName, resumeSessionId: this.session, takeover: true, cursors }
-          : { clientName: this.clientName },
+          ? { clientName: this.clientName, resumeSessionId: this.session, takeover: true, cursors, ...outputOptions }
+          : { clientName: this.clientName, ...outputOptions },
         timeout,
       )
       .catch((error: unknown) => {
@@ -218,6 +234,11 @@ export class ExecmuxClient {
       this.handles.get(processId)?.fail(new SessionLostError(`process ${processId} ended and was removed while the client was disconnected`));
       this.handles.delete(processId);
     }
+  }
+
+  private get ackWindowBytes(): number | undefined {
+    const window = this.options.ackWindowBytes ?? DEFAULT_ACK_WINDOW_BYTES;
+    return window === false ? undefined : window;
   }
 
   private get clientName(): string {
@@ -288,6 +309,24 @@ export class ExecmuxClient {
 
   // ---------------------------------------------------------------- notifications
 
+  /**
+   * Hands output to its handle, then gives the daemon credit for it: acks go
+   * out in batches of a quarter window, so the window never runs dry while
+   * the application keeps up.
+   */
+  private deliverOutput(processId: string, seq: number, stream: OutputStream, data: Uint8Array): void {
+    const handle = this.handles.get(processId);
+    if (!handle) return;
+    handle.deliverOutput(seq, stream, data);
+    const window = this.ackWindowBytes;
+    if (!window) return;
+    handle.unackedBytes += data.length;
+    if (handle.unackedBytes >= window / 4) {
+      this.rpc?.notify("process/ack", { processId, bytes: handle.unackedBytes });
+      handle.unackedBytes = 0;
+    }
+  }
+
   private onNotification(method: string, params: unknown): void {
     const { processId, seq } = params as { processId: string; seq: number };
     const handle = this.handles.get(processId);
@@ -295,7 +334,7 @@ export class ExecmuxClient {
     switch (method) {
       case "process/output": {
         const { stream, chunk } = params as { stream: OutputStream; chunk: string };
-        handle.deliverOutput(seq, stream, decodeBase64(chunk));
+        this.deliverOutput(processId, seq, stream, decodeBase64(chunk));
         break;
       }
       case "process/exited":

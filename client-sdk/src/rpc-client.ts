@@ -3,7 +3,14 @@
  * matched by id, notifications handed to one listener. Requests still
  * pending when the socket closes fail with DisconnectedError.
  */
-import type { ParamsOf, RequestMethod, ResultOf, RpcErrorBody } from "@execmux/shared";
+import {
+  decodeBinaryOutputFrame,
+  type BinaryOutputFrame,
+  type ParamsOf,
+  type RequestMethod,
+  type ResultOf,
+  type RpcErrorBody,
+} from "@execmux/shared";
 import { DisconnectedError, RequestTimeoutError, RpcRequestError } from "./errors.js";
 import { OPEN, type WebSocketLike } from "./socket.js";
 
@@ -24,6 +31,7 @@ export class RpcClient {
   constructor(
     private readonly socket: WebSocketLike,
     private readonly onNotification: NotificationListener,
+    private readonly onBinaryOutput: (frame: BinaryOutputFrame) => void,
     private readonly onClose: (reason: string) => void,
   ) {
     socket.addEventListener("message", (event) => this.onMessage(event.data));
@@ -60,7 +68,14 @@ export class RpcClient {
   }
 
   private onMessage(data: unknown): void {
-    const text = typeof data === "string" ? data : new TextDecoder().decode(data as Uint8Array);
+    if (typeof data !== "string") {
+      // Binary frames carry process output (the binaryOutput extension).
+      const bytes = data instanceof Uint8Array ? data : new Uint8Array(data as ArrayBuffer);
+      const frame = decodeBinaryOutputFrame(bytes);
+      if (frame) this.onBinaryOutput(frame);
+      return;
+    }
+    const text = data;
     let message: { id?: number; method?: string; params?: unknown; result?: unknown; error?: RpcErrorBody };
     try {
       message = JSON.parse(text) as typeof message;

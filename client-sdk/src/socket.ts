@@ -5,6 +5,7 @@
  */
 export interface WebSocketLike {
   readonly readyState: number;
+  binaryType: string;
   send(data: string): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: "open", listener: () => void): void;
@@ -44,6 +45,8 @@ export async function openSocket(url: string, options: SocketOptions): Promise<W
   const socket = options.headers
     ? new WebSocketImpl(url, options.protocols, { headers: options.headers })
     : new WebSocketImpl(url, options.protocols);
+  // Browsers default to Blob; `ws` hands out Buffers (Uint8Arrays) unless told otherwise.
+  if (socket.binaryType === "blob") socket.binaryType = "arraybuffer";
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener("open", () => resolve());
     socket.addEventListener("error", (event) => {

@@ -44,6 +44,16 @@ export const ConfigSchema = Type.Object(
       minimum: 10,
       description: "A connection that has not answered a ping within this is dropped (its session detaches).",
     }),
+    socketHighWaterBytes: Type.Integer({
+      default: 1024 * 1024,
+      minimum: 1024,
+      description: "Flow control: output waits in the daemon (per process, round-robin) while a socket buffers more than this.",
+    }),
+    processQueueBytes: Type.Integer({
+      default: 256 * 1024,
+      minimum: 1024,
+      description: "Flow control: a process whose unsent output passes this is paused (it blocks on write) until the client catches up.",
+    }),
     maxMessageBytes: Type.Integer({
       default: 16 * 1024 * 1024,
       minimum: 1024,

@@ -3,3 +3,4 @@ export * from "./jsonrpc.js";
 export * from "./methods.js";
 export * from "./schemas.js";
 export * from "./signals.js";
+export * from "./binary-frame.js";

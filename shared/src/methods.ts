@@ -23,6 +23,8 @@ export const RequestMethods = {
   "process/resize": { params: S.ResizeParamsSchema, result: S.EmptyResultSchema, extension: true },
   "process/closeStdin": { params: S.CloseStdinParamsSchema, result: S.CloseStdinResultSchema, extension: true },
   "process/list": { params: S.ListParamsSchema, result: S.ListResultSchema, extension: true },
+  /** Also accepted as a notification (no reply), which is how clients should send it. */
+  "process/ack": { params: S.AckParamsSchema, result: S.EmptyResultSchema, extension: true },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;

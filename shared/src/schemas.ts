@@ -47,6 +47,12 @@ export const InitializeParamsSchema = Type.Object(
      * notifications (after a `process/gap` if some were evicted), before any
      * live event of that process. */
     cursors: Opt(Type.Record(ProcessIdSchema, Seq, { additionalProperties: false })),
+    /** Extension: `process/output` as binary frames (see binary-frame.ts). */
+    binaryOutput: Opt(Type.Boolean()),
+    /** Extension: credit-based flow control. The daemon sends at most this
+     * many output bytes per process that the client has not acknowledged with
+     * `process/ack`, pausing the process (it blocks on write) until it does. */
+    ackWindowBytes: Opt(Type.Integer({ minimum: 1024 })),
   },
   { additionalProperties: false },
 );
@@ -180,6 +186,15 @@ export const CloseStdinParamsSchema = Type.Object(
 );
 export const CloseStdinResultSchema = Type.Object({ status: WriteStatusSchema });
 
+export const AckParamsSchema = Type.Object(
+  {
+    processId: ProcessIdSchema,
+    /** Output bytes of this process the client has consumed since its last ack. */
+    bytes: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
 export const ListParamsSchema = Type.Object({}, { additionalProperties: false });
 export const ProcessStateSchema = Type.Union([
   Type.Literal("starting"),
@@ -246,6 +261,7 @@ export type ResizeParams = Static<typeof ResizeParamsSchema>;
 export type CloseStdinParams = Static<typeof CloseStdinParamsSchema>;
 export type CloseStdinResult = Static<typeof CloseStdinResultSchema>;
 export type ListParams = Static<typeof ListParamsSchema>;
+export type AckParams = Static<typeof AckParamsSchema>;
 export type ProcessState = Static<typeof ProcessStateSchema>;
 export type ProcessInfo = Static<typeof ProcessInfoSchema>;
 export type ListResult = Static<typeof ListResultSchema>;

@@ -27,7 +27,16 @@ export class WireClient {
   closed: Promise<number>;
 
   private constructor(private readonly socket: WebSocket) {
-    socket.on("message", (data) => {
+    socket.on("message", (data, isBinary) => {
+      if (isBinary) {
+        this.binaryFrames.push(data as Buffer);
+        this.waiters = this.waiters.filter((waiter) => {
+          if (!waiter.match({ method: "binary" })) return true;
+          waiter.resolve({ method: "binary" });
+          return false;
+        });
+        return;
+      }
       const message = JSON.parse(data.toString()) as WireMessage;
       this.messages.push(message);
       this.waiters = this.waiters.filter((waiter) => {
@@ -103,6 +112,18 @@ export class WireClient {
         .filter((message) => message.method === "process/output" && (!stream || message.params?.stream === stream))
         .map((message) => Buffer.from(String(message.params?.chunk), "base64")),
     ).toString("utf8");
+  }
+
+  /** Binary frames received (the binaryOutput extension), raw. */
+  readonly binaryFrames: Buffer[] = [];
+
+  /** Stops reading from the TCP socket, like a stalled client: the daemon's sends back up. */
+  pauseReading(): void {
+    (this.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+  }
+
+  resumeReading(): void {
+    (this.socket as unknown as { _socket: { resume(): void } })._socket.resume();
   }
 
   close(): void {

@@ -2,6 +2,7 @@
 import type { ParamsOf, RequestMethod, ResultOf } from "@execmux/shared";
 import type { HandlerContext, ProcessContext } from "./context.js";
 import { initialize } from "./initialize.js";
+import { processAck } from "./process-ack.js";
 import { processCloseStdin } from "./process-close-stdin.js";
 import { processList } from "./process-list.js";
 import { processRead } from "./process-read.js";
@@ -28,4 +29,5 @@ export const handlers: { [M in RequestMethod]: Handler<M> } = {
   "process/resize": processResize,
   "process/closeStdin": processCloseStdin,
   "process/list": processList,
+  "process/ack": processAck,
 };

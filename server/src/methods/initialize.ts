@@ -17,6 +17,7 @@ export function initialize(
       ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
       : registry.create(connection);
     connection.bindSession(session);
+    connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");
     const cursors = params.cursors;
     if (!params.resumeSessionId || !cursors) return { sessionId: session.id };

@@ -32,6 +32,8 @@ export class ManagedProcess {
   private readonly waiters = new Set<() => void>();
   private readonly writeIds = new Map<string, WriteStatus>();
   private killTimer: NodeJS.Timeout | undefined;
+  /** Who wants the output paused (flow control); the child reads only when nobody does. */
+  private readonly pausedBy = new Set<object>();
 
   constructor(
     readonly processId: string,
@@ -66,6 +68,7 @@ export class ManagedProcess {
   attach(child: Child): void {
     this.child = child;
     this.openStreams += child.streams.length;
+    if (this.paused) child.pause();
   }
 
   get pid(): number | undefined {
@@ -139,6 +142,25 @@ export class ManagedProcess {
     if (!this.child.stdinOpen) return "stdinClosed";
     this.child.closeStdin();
     return "accepted";
+  }
+
+  /**
+   * Flow control: while any holder keeps the process paused the daemon stops
+   * reading its output, so the child blocks on write instead of the daemon
+   * buffering without bound.
+   */
+  setPaused(holder: object, paused: boolean): void {
+    const before = this.pausedBy.size > 0;
+    if (paused) this.pausedBy.add(holder);
+    else this.pausedBy.delete(holder);
+    const after = this.pausedBy.size > 0;
+    if (before === after || !this.child) return;
+    if (after) this.child.pause();
+    else this.child.resume();
+  }
+
+  get paused(): boolean {
+    return this.pausedBy.size > 0;
   }
 
   resize(cols: number, rows: number): void {

@@ -13,7 +13,15 @@ import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import { dispatch } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
-import { encodeError, encodeNotification, encodeOutputNotification, encodeResult, parseFrame } from "./envelope.js";
+import {
+  encodeBinaryOutput,
+  encodeError,
+  encodeNotification,
+  encodeOutputNotification,
+  encodeResult,
+  parseFrame,
+} from "./envelope.js";
+import { Outbound } from "./outbound.js";
 import { RpcError, invalidRequest } from "./rpc-error.js";
 
 export interface ConnectionDeps {
@@ -31,11 +39,18 @@ export class Connection implements SessionSink {
   private readonly closing = new AbortController();
   private wasEvicted = false;
   private readonly stopHeartbeat: () => void;
+  private readonly outbound: Outbound;
+  /** Extension chosen in `initialize`: process/output as binary frames. */
+  private binaryOutput = false;
 
   constructor(
     private readonly socket: WebSocket,
     readonly deps: ConnectionDeps,
   ) {
+    this.outbound = new Outbound(socket, {
+      socketHighWaterBytes: deps.config.socketHighWaterBytes,
+      processQueueBytes: deps.config.processQueueBytes,
+    });
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("close", () => this.onClose());
     socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
@@ -87,6 +102,18 @@ export class Connection implements SessionSink {
     this.currentSession = session;
   }
 
+  /** The output options a client chose in `initialize`. */
+  configureOutput(options: { binaryOutput?: boolean | null; ackWindowBytes?: number | null }): void {
+    this.binaryOutput = options.binaryOutput ?? false;
+    if (options.ackWindowBytes) this.outbound.enableAcks(options.ackWindowBytes);
+  }
+
+  /** Credit flow control: the client consumed `bytes` of a process's output. */
+  ack(processId: string, bytes: number): void {
+    const process = this.currentSession?.find(processId);
+    if (process) this.outbound.ack(process, bytes);
+  }
+
   /** SessionSink: a takeover. Long-polls fail, the socket closes with 4001. */
   evicted(): void {
     this.wasEvicted = true;
@@ -94,7 +121,10 @@ export class Connection implements SessionSink {
     this.closing.abort();
     this.deps.log.info("session taken over by another connection");
     // After the failed long-polls' replies, which are already queued.
-    setImmediate(() => this.socket.close(4001, "session taken over by another connection"));
+    setImmediate(() => {
+      this.outbound.close();
+      this.socket.close(4001, "session taken over by another connection");
+    });
   }
 
   /**
@@ -108,34 +138,36 @@ export class Connection implements SessionSink {
       const process = session.find(processId);
       if (!process) continue;
       const { gap, events } = process.replayAfter(cursor);
-      if (gap) this.send(encodeNotification("process/gap", { processId, ...gap }, this.jsonrpc));
+      if (gap) this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId, ...gap }, this.jsonrpc), 0);
       for (const event of events) this.processEvent(process, event);
     }
   }
 
   processEvent(process: ManagedProcess, event: ProcessEvent): void {
-    const processId = JSON.stringify(process.processId);
+    const { processId } = process;
     switch (event.kind) {
-      case "output":
-        this.send(encodeOutputNotification(processId, event.seq, event.stream, event.data, this.jsonrpc));
+      case "output": {
+        const frame = this.binaryOutput
+          ? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data)
+          : encodeOutputNotification(JSON.stringify(processId), event.seq, event.stream, event.data, this.jsonrpc);
+        this.outbound.sendProcessFrame(process, frame, event.data.length);
         break;
+      }
       case "exited":
-        this.send(
-          encodeNotification(
-            "process/exited",
-            { processId: process.processId, seq: event.seq, exitCode: event.exitCode },
-            this.jsonrpc,
-          ),
+        this.outbound.sendProcessFrame(
+          process,
+          encodeNotification("process/exited", { processId, seq: event.seq, exitCode: event.exitCode }, this.jsonrpc),
+          0,
         );
         break;
       case "closed":
-        this.send(encodeNotification("process/closed", { processId: process.processId, seq: event.seq }, this.jsonrpc));
+        this.outbound.sendProcessFrame(process, encodeNotification("process/closed", { processId, seq: event.seq }, this.jsonrpc), 0);
         break;
     }
   }
 
-  private send(text: string): void {
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(text);
+  private send(frame: string): void {
+    this.outbound.sendControl(frame);
   }
 
   private onFrame(data: RawData, isBinary: boolean): void {
@@ -150,7 +182,7 @@ export class Connection implements SessionSink {
       case "response":
         return;
       case "notification":
-        this.onNotification(message.method);
+        this.onNotification(message.method, message.params);
         return;
       case "request":
         void this.onRequest(message.id, message.method, message.params, message.jsonrpc);
@@ -158,7 +190,12 @@ export class Connection implements SessionSink {
     }
   }
 
-  private onNotification(method: string): void {
+  private onNotification(method: string, params: unknown): void {
+    if (method === "process/ack") {
+      // Acks come as notifications: handled like the request, without a reply.
+      void dispatch(this, method, params, false, []).catch(() => undefined);
+      return;
+    }
     if (method === "initialized") {
       if (!this.initializeRequested) {
         this.deps.log.warn("received `initialized` notification before `initialize`");
@@ -188,6 +225,7 @@ export class Connection implements SessionSink {
 
   private onClose(): void {
     this.stopHeartbeat();
+    this.outbound.close();
     this.closing.abort();
     if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
   }

@@ -3,7 +3,15 @@
  * builds replies in the dialect the client spoke (with or without
  * `"jsonrpc": "2.0"`).
  */
-import { ErrorCode, MALFORMED_MESSAGE_ID, type RequestId, type RpcErrorBody } from "@execmux/shared";
+import {
+  BINARY_HEADER_BYTES,
+  ErrorCode,
+  MALFORMED_MESSAGE_ID,
+  writeBinaryOutputHeader,
+  type OutputStream,
+  type RequestId,
+  type RpcErrorBody,
+} from "@execmux/shared";
 
 export type Incoming =
   | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
@@ -62,6 +70,14 @@ export function encodeError(id: RequestId, error: RpcErrorBody, jsonrpc: boolean
 
 export function encodeNotification(method: string, params: unknown, jsonrpc: boolean): string {
   return `${prefix(jsonrpc)}"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
+}
+
+/** `process/output` as a binary frame (extension; layout in shared/src/binary-frame.ts). */
+export function encodeBinaryOutput(processIdUtf8: Buffer, seq: number, stream: OutputStream, data: Buffer): Buffer {
+  const frame = Buffer.allocUnsafe(BINARY_HEADER_BYTES + processIdUtf8.length + data.length);
+  const headerLength = writeBinaryOutputHeader(frame, processIdUtf8, seq, stream);
+  data.copy(frame, headerLength);
+  return frame;
 }
 
 /**

@@ -1,0 +1,119 @@
+/**
+ * Everything the daemon sends on one socket goes through here. Replies go
+ * first; process output is sent round-robin across processes, one frame at a
+ * time, and only while the socket's own buffer is below the high-water mark.
+ * So a process flooding output cannot put its megabytes ahead of another
+ * process's keystroke echo, and a slow client pauses the producers (they
+ * block on write) instead of growing the daemon's memory.
+ */
+import type { WebSocket } from "ws";
+import type { ManagedProcess } from "../process/managed-process.js";
+
+export interface OutboundLimits {
+  /** Stop handing frames to the socket while it buffers more than this. */
+  readonly socketHighWaterBytes: number;
+  /** Pause a process once this much of its output waits here. */
+  readonly processQueueBytes: number;
+}
+
+interface ProcessQueue {
+  readonly frames: { frame: string | Buffer; bytes: number }[];
+  queuedBytes: number;
+  unackedBytes: number;
+}
+
+export class Outbound {
+  private readonly control: (string | Buffer)[] = [];
+  private readonly queues = new Map<ManagedProcess, ProcessQueue>();
+  /** Processes with frames waiting, in round-robin order. */
+  private readonly ready: ManagedProcess[] = [];
+  private closed = false;
+  /** Credit flow control: pause a process with this many bytes sent but not
+   * acknowledged by the client (undefined: off, the default). */
+  private ackWindowBytes: number | undefined;
+  private readonly onSent = () => this.pump();
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly limits: OutboundLimits,
+  ) {}
+
+  /** Replies and other frames that are not process output: sent before any queued output. */
+  sendControl(frame: string | Buffer): void {
+    this.control.push(frame);
+    this.pump();
+  }
+
+  /** A frame of one process (output, exit, close, gap): kept in order per process. `bytes` counts output bytes. */
+  sendProcessFrame(process: ManagedProcess, frame: string | Buffer, bytes: number): void {
+    if (this.closed) return;
+    const queue = this.queueOf(process);
+    if (queue.frames.length === 0) this.ready.push(process);
+    queue.frames.push({ frame, bytes });
+    queue.queuedBytes += bytes;
+    this.updatePause(process, queue);
+    this.pump();
+  }
+
+  enableAcks(windowBytes: number): void {
+    this.ackWindowBytes = windowBytes;
+  }
+
+  /** The client consumed `bytes` of a process's output (credit flow control). */
+  ack(process: ManagedProcess, bytes: number): void {
+    const queue = this.queues.get(process);
+    if (!queue) return;
+    queue.unackedBytes = Math.max(0, queue.unackedBytes - bytes);
+    this.updatePause(process, queue);
+  }
+
+  /** The socket is gone: drop what is queued and let every process run again. */
+  close(): void {
+    this.closed = true;
+    this.control.length = 0;
+    this.ready.length = 0;
+    for (const process of this.queues.keys()) process.setPaused(this, false);
+    this.queues.clear();
+  }
+
+  private queueOf(process: ManagedProcess): ProcessQueue {
+    let queue = this.queues.get(process);
+    if (!queue) {
+      queue = { frames: [], queuedBytes: 0, unackedBytes: 0 };
+      this.queues.set(process, queue);
+    }
+    return queue;
+  }
+
+  private pump(): void {
+    const socket = this.socket;
+    while (!this.closed && socket.readyState === socket.OPEN && socket.bufferedAmount < this.limits.socketHighWaterBytes) {
+      const control = this.control.shift();
+      if (control !== undefined) {
+        socket.send(control, this.onSent);
+        continue;
+      }
+      const process = this.ready.shift();
+      if (!process) return;
+      const queue = this.queues.get(process)!;
+      const next = queue.frames.shift()!;
+      queue.queuedBytes -= next.bytes;
+      if (this.ackWindowBytes !== undefined) queue.unackedBytes += next.bytes;
+      if (queue.frames.length > 0) this.ready.push(process);
+      this.updatePause(process, queue);
+      socket.send(next.frame, this.onSent);
+    }
+  }
+
+  /** Pause past the limits, resume below half of them (hysteresis, so it does not flap). */
+  private updatePause(process: ManagedProcess, queue: ProcessQueue): void {
+    const { processQueueBytes } = this.limits;
+    const ackWindowBytes = this.ackWindowBytes;
+    const over = queue.queuedBytes > processQueueBytes || (ackWindowBytes !== undefined && queue.unackedBytes > ackWindowBytes);
+    const under =
+      queue.queuedBytes <= processQueueBytes / 2 && (ackWindowBytes === undefined || queue.unackedBytes <= ackWindowBytes / 2);
+    if (over) process.setPaused(this, true);
+    else if (under) process.setPaused(this, false);
+    if (queue.frames.length === 0 && queue.unackedBytes === 0 && process.closed) this.queues.delete(process);
+  }
+}

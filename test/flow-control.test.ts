@@ -1,0 +1,103 @@
+/** Flow control correctness (not speed): bounded memory, nothing lost, fairness, credits, binary frames. */
+import { readFileSync } from "node:fs";
+import { describe, expect, it, vi } from "vitest";
+import { decodeBinaryOutputFrame } from "@execmux/shared";
+import { startTestDaemon } from "./helpers/daemon.js";
+import { WireClient, b64, unb64 } from "./helpers/wire-client.js";
+
+const PATH = process.env.PATH ?? "/usr/bin:/bin";
+
+/** True while the process sleeps in a write to its (full) stdout. */
+function blockedOnWrite(pid: number): boolean {
+  try {
+    const wchan = readFileSync(`/proc/${pid}/wchan`, "latin1");
+    return ["sock_alloc_send_pskb", "unix_stream_sendmsg", "pipe_write", "n_tty_write", "wait_woken"].includes(wchan);
+  } catch {
+    return false;
+  }
+}
+const outputBytes = (client: WireClient, processId: string) =>
+  client
+    .notifications(processId)
+    .filter((message) => message.method === "process/output")
+    .reduce((sum, message) => sum + Buffer.from(String(message.params?.chunk), "base64").length, 0);
+
+describe("flow control", () => {
+  it("pauses a flooding process for a stalled client, keeps memory bounded, then delivers everything in order", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    await client.call("process/start", { processId: "echo", argv: ["cat"], cwd: "/", env: { PATH }, pipeStdin: true, tty: false });
+    const rssBefore = process.memoryUsage().rss;
+    client.pauseReading();
+    // 2 GB offered: far more than the daemon may hold for a client that reads nothing.
+    client.send({ id: 100, method: "process/start", params: { processId: "flood", argv: ["head", "-c", "2000000000", "/dev/zero"], cwd: "/", env: { PATH }, tty: false } });
+    const flood = () => daemon.registry.all()[0]!.find("flood");
+    await vi.waitUntil(() => flood()?.paused === true, { timeout: 20_000 });
+    // Backpressure reaches the child: it sleeps in write() instead of the daemon buffering.
+    await vi.waitUntil(() => blockedOnWrite(flood()!.pid!), { timeout: 20_000 });
+    const producedWhilePaused = flood()!.nextSeq;
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
+    expect(flood()!.nextSeq).toBe(producedWhilePaused);
+
+    client.resumeReading();
+    await client.next((message) => message.id === 100);
+    // The other process on the socket is served while the flood catches up.
+    await client.call("process/write", { processId: "echo", chunk: b64("ping\n") });
+    await client.next((message) => message.method === "process/output" && message.params?.processId === "echo");
+    expect(flood()!.closed).toBe(false);
+
+    await client.call("process/terminate", { processId: "flood" });
+    await client.closedOf("flood");
+    const seqs = client.notifications("flood").map((message) => Number(message.params?.seq));
+    expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+    const last = flood()!.log.readAfter(flood()!.nextSeq - 4, Number.POSITIVE_INFINITY).at(-1)!;
+    expect(outputBytes(client, "flood")).toBe(last.startOffset + last.data.length);
+  });
+
+  it("with ackWindowBytes, sends no more than the window until the client acknowledges", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    await client.call("initialize", { clientName: "acks", ackWindowBytes: 65_536 });
+    client.send({ method: "initialized" });
+    await client.call("process/start", { processId: "f", argv: ["head", "-c", "3000000", "/dev/zero"], cwd: "/", env: { PATH }, tty: false });
+    const flood = () => daemon.registry.all()[0]!.find("f")!;
+    await vi.waitUntil(() => flood().paused && outputBytes(client, "f") > 0);
+    const delivered = outputBytes(client, "f");
+    // One chunk may cross the window before the pause takes effect.
+    expect(delivered).toBeLessThanOrEqual(65_536 + 65_536);
+    let acked = 0;
+    await vi.waitUntil(
+      () => {
+        const received = outputBytes(client, "f");
+        if (received > acked) {
+          client.send({ method: "process/ack", params: { processId: "f", bytes: received - acked } });
+          acked = received;
+        }
+        return client.notifications("f").some((message) => message.method === "process/closed");
+      },
+      { timeout: 20_000, interval: 5 },
+    );
+    await client.closedOf("f");
+    expect(outputBytes(client, "f")).toBe(3_000_000);
+  });
+});
+
+describe("binary output frames", () => {
+  it("sends process/output as binary frames when asked, and everything else as JSON", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    await client.call("initialize", { clientName: "bin", binaryOutput: true });
+    client.send({ method: "initialized" });
+    await client.call("process/start", { processId: "ünï", argv: ["sh", "-c", "printf 'héllo'; printf 'err' >&2"], cwd: "/", env: { PATH }, tty: false });
+    await client.closedOf("ünï");
+    const frames = client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!);
+    expect(frames.map((frame) => frame.processId)).toEqual(["ünï", "ünï"]);
+    const byStream = Object.fromEntries(frames.map((frame) => [frame.stream, Buffer.from(frame.data).toString()]));
+    expect(byStream).toEqual({ stdout: "héllo", stderr: "err" });
+    expect(frames.map((frame) => frame.seq).sort()).toEqual([1, 2]);
+    expect(client.notifications("ünï").map((message) => message.method)).toEqual(["process/exited", "process/closed"]);
+    // Reads stay JSON with base64.
+    const read = await client.call<{ chunks: { chunk: string }[] }>("process/read", { processId: "ünï" });
+    expect(read.chunks.map((chunk) => unb64(chunk.chunk)).sort()).toEqual(["err", "héllo"]);
+  });
+});
