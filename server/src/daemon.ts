@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import websocket from "@fastify/websocket";
 import type { Config } from "./config.js";
 import { parseListen } from "./config.js";
+import { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
 import { SessionRegistry } from "./session/session-registry.js";
 
@@ -16,6 +17,7 @@ export interface Daemon {
   readonly port: number;
   readonly registry: SessionRegistry;
   readonly log: FastifyBaseLogger;
+  readonly metrics: Metrics;
   /** Stops accepting, closes every socket, terminates every process tree. */
   close(): Promise<void>;
 }
@@ -28,9 +30,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const app: FastifyInstance = Fastify({
     logger: { level: config.logLevel, stream: process.stderr },
   });
+  const metrics = new Metrics();
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,
+    metrics,
   });
 
   await app.register(websocket, { options: { maxPayload: config.maxMessageBytes } });
@@ -42,12 +46,19 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
     wsHandler: (socket, request) => {
       request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
-      socket.once("close", (code) => request.log.info({ code }, "connection closed"));
-      new Connection(socket, { registry, config, log: request.log });
+      metrics.connections.inc();
+      socket.once("close", (code) => {
+        metrics.connections.dec();
+        request.log.info({ code }, "connection closed");
+      });
+      new Connection(socket, { registry, config, log: request.log, metrics });
     },
   });
   app.get("/livez", async () => ({ status: "ok" }));
   app.get("/readyz", async () => ({ status: "ready" }));
+  app.get("/metrics", async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 
   await app.listen({ host, port });
   const address = app.server.address();
@@ -61,7 +72,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       await terminateEverything(registry, config.killGraceMs);
     })());
 
-  return { url: `ws://${urlHost}:${boundPort}`, port: boundPort, registry, log: app.log, close };
+  return { url: `ws://${urlHost}:${boundPort}`, port: boundPort, registry, log: app.log, metrics, close };
 }
 
 /** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */

@@ -48,7 +48,9 @@ export async function processStart(
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
     };
+    const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
     const child = await (tty ? spawnPty : spawnPipe)(spec, managed.childEvents);
+    stopTimer();
     managed.attach(child);
     session.commit(managed);
     log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");

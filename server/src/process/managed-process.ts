@@ -163,6 +163,10 @@ export class ManagedProcess {
     return this.pausedBy.size > 0;
   }
 
+  isPausedBy(holder: object): boolean {
+    return this.pausedBy.has(holder);
+  }
+
   resize(cols: number, rows: number): void {
     this.child?.resize(cols, rows);
   }

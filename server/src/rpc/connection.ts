@@ -6,11 +6,12 @@
  */
 import type { WebSocket, RawData } from "ws";
 import type { FastifyBaseLogger } from "fastify";
-import { ErrorCode, type RequestId } from "@execmux/shared";
+import { ErrorCode, isRequestMethod, type RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
+import type { Metrics } from "../metrics.js";
 import { dispatch } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
 import {
@@ -28,6 +29,7 @@ export interface ConnectionDeps {
   readonly registry: SessionRegistry;
   readonly config: Config;
   readonly log: FastifyBaseLogger;
+  readonly metrics: Metrics;
 }
 
 export class Connection implements SessionSink {
@@ -47,10 +49,11 @@ export class Connection implements SessionSink {
     private readonly socket: WebSocket,
     readonly deps: ConnectionDeps,
   ) {
-    this.outbound = new Outbound(socket, {
-      socketHighWaterBytes: deps.config.socketHighWaterBytes,
-      processQueueBytes: deps.config.processQueueBytes,
-    });
+    this.outbound = new Outbound(
+      socket,
+      { socketHighWaterBytes: deps.config.socketHighWaterBytes, processQueueBytes: deps.config.processQueueBytes },
+      deps.metrics,
+    );
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("close", () => this.onClose());
     socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
@@ -177,6 +180,7 @@ export class Connection implements SessionSink {
     const message = parseFrame(text);
     switch (message.kind) {
       case "invalid":
+        this.deps.metrics.errors.inc({ code: String(message.error.code) });
         this.send(encodeError(message.id, message.error, message.jsonrpc));
         return;
       case "response":
@@ -208,18 +212,22 @@ export class Connection implements SessionSink {
   }
 
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
+    const { metrics } = this.deps;
+    // Only known method names become labels: a client cannot grow the label set.
+    const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
     try {
       const afterReply: (() => void)[] = [];
       const result = await dispatch(this, method, params, jsonrpc, afterReply);
       this.send(encodeResult(id, result, jsonrpc));
       for (const task of afterReply) task();
     } catch (error) {
-      if (error instanceof RpcError) {
-        this.send(encodeError(id, error.toBody(), jsonrpc));
-        return;
-      }
-      this.deps.log.error({ err: error, method }, "request failed");
-      this.send(encodeError(id, { code: ErrorCode.InternalError, message: (error as Error).message }, jsonrpc));
+      const body =
+        error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: (error as Error).message };
+      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method }, "request failed");
+      metrics.errors.inc({ code: String(body.code) });
+      this.send(encodeError(id, body, jsonrpc));
+    } finally {
+      stopTimer();
     }
   }
 

@@ -7,6 +7,7 @@
  * block on write) instead of growing the daemon's memory.
  */
 import type { WebSocket } from "ws";
+import type { Metrics } from "../metrics.js";
 import type { ManagedProcess } from "../process/managed-process.js";
 
 export interface OutboundLimits {
@@ -36,6 +37,7 @@ export class Outbound {
   constructor(
     private readonly socket: WebSocket,
     private readonly limits: OutboundLimits,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Replies and other frames that are not process output: sent before any queued output. */
@@ -91,6 +93,7 @@ export class Outbound {
       const control = this.control.shift();
       if (control !== undefined) {
         socket.send(control, this.onSent);
+        this.metrics.framesSent.inc({ kind: "reply" });
         continue;
       }
       const process = this.ready.shift();
@@ -102,6 +105,7 @@ export class Outbound {
       if (queue.frames.length > 0) this.ready.push(process);
       this.updatePause(process, queue);
       socket.send(next.frame, this.onSent);
+      this.metrics.framesSent.inc({ kind: typeof next.frame === "string" ? "notification" : "binary_output" });
     }
   }
 
@@ -112,7 +116,10 @@ export class Outbound {
     const over = queue.queuedBytes > processQueueBytes || (ackWindowBytes !== undefined && queue.unackedBytes > ackWindowBytes);
     const under =
       queue.queuedBytes <= processQueueBytes / 2 && (ackWindowBytes === undefined || queue.unackedBytes <= ackWindowBytes / 2);
-    if (over) process.setPaused(this, true);
+    if (over && !process.isPausedBy(this)) {
+      process.setPaused(this, true);
+      this.metrics.flowControlPauses.inc();
+    }
     else if (under) process.setPaused(this, false);
     if (queue.frames.length === 0 && queue.unackedBytes === 0 && process.closed) this.queues.delete(process);
   }

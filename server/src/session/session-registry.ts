@@ -5,11 +5,13 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared";
 import { RpcError, invalidRequest } from "../rpc/rpc-error.js";
+import type { Metrics } from "../metrics.js";
 import { Session, type SessionSink } from "./session.js";
 
 export interface RegistryOptions {
   readonly detachedSessionTtlMs: number;
   readonly closedRetentionMs: number;
+  readonly metrics: Metrics;
 }
 
 /** 128 random bits, shaped like a UUID so upstream clients that parse one accept it. */
@@ -31,9 +33,11 @@ export class SessionRegistry {
   create(sink: SessionSink): Session {
     let id = newSessionId();
     while (this.sessions.has(id)) id = newSessionId();
-    const session = new Session(id, this.options.closedRetentionMs);
+    const session = new Session(id, this.options.closedRetentionMs, this.options.metrics);
     session.attach(sink);
     this.sessions.set(id, session);
+    this.options.metrics.sessionEvents.inc({ event: "created" });
+    this.updateGauges();
     return session;
   }
 
@@ -50,11 +54,14 @@ export class SessionRegistry {
         throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection`);
       }
       session.evictSink();
+      this.options.metrics.sessionEvents.inc({ event: "taken_over" });
     }
     const timer = this.expiryTimers.get(session);
     if (timer) clearTimeout(timer);
     this.expiryTimers.delete(session);
     session.attach(sink);
+    this.options.metrics.sessionEvents.inc({ event: "resumed" });
+    this.updateGauges();
     return session;
   }
 
@@ -65,6 +72,7 @@ export class SessionRegistry {
     const timer = setTimeout(() => this.expire(session), this.options.detachedSessionTtlMs);
     timer.unref();
     this.expiryTimers.set(session, timer);
+    this.updateGauges();
   }
 
   all(): Session[] {
@@ -82,5 +90,13 @@ export class SessionRegistry {
     this.expiryTimers.delete(session);
     this.sessions.delete(session.id);
     session.killAll();
+    this.options.metrics.sessionEvents.inc({ event: "expired" });
+    this.updateGauges();
+  }
+
+  private updateGauges(): void {
+    const detached = this.expiryTimers.size;
+    this.options.metrics.sessions.set({ state: "detached" }, detached);
+    this.options.metrics.sessions.set({ state: "attached" }, this.sessions.size - detached);
   }
 }

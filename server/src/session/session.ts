@@ -4,6 +4,7 @@
  * output keeps being retained, so a later connection can resume.
  */
 import { invalidRequest, unknownProcess } from "../rpc/rpc-error.js";
+import type { Metrics } from "../metrics.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 
 /** Where a session's live events go while a connection is attached. */
@@ -23,6 +24,7 @@ export class Session {
   constructor(
     readonly id: string,
     private readonly closedRetentionMs: number,
+    readonly metrics: Metrics,
   ) {}
 
   get attached(): boolean {
@@ -57,6 +59,8 @@ export class Session {
 
   commit(process: ManagedProcess): void {
     this.processes.set(process.processId, process);
+    this.metrics.processesActive.inc();
+    this.metrics.processesStarted.inc({ tty: String(process.tty) });
   }
 
   /** The process, or upstream's -32600 for an unknown or still-starting id. */
@@ -85,6 +89,12 @@ export class Session {
   /** Called by every process of this session for every event. */
   readonly onProcessEvent = (process: ManagedProcess, event: ProcessEvent): void => {
     this.sink?.processEvent(process, event);
+    if (event.kind === "output") this.metrics.outputBytes.inc({ stream: event.stream }, event.data.length);
+    if (event.kind === "exited") {
+      this.metrics.processesActive.dec();
+      const reason = process.info().signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
+      this.metrics.processesExited.inc({ reason });
+    }
     if (event.kind === "closed") {
       // Upstream keeps a closed process readable for a while, then frees its id.
       setTimeout(() => {

@@ -1,0 +1,83 @@
+/**
+ * Prometheus metrics. Labels are only ever small fixed sets (method names,
+ * stream names, error codes, exit reasons): never a session id, process id,
+ * command or path, so cardinality stays bounded whatever clients do.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly connections = new Gauge({ name: "execmux_connections", help: "Open WebSocket connections.", registers: [this.registry] });
+  readonly sessions = new Gauge({
+    name: "execmux_sessions",
+    help: "Sessions by state.",
+    labelNames: ["state"] as const,
+    registers: [this.registry],
+  });
+  readonly sessionEvents = new Counter({
+    name: "execmux_session_events_total",
+    help: "Sessions created, resumed, taken over and expired.",
+    labelNames: ["event"] as const,
+    registers: [this.registry],
+  });
+  readonly processesActive = new Gauge({
+    name: "execmux_processes_active",
+    help: "Processes not yet exited.",
+    registers: [this.registry],
+  });
+  readonly processesStarted = new Counter({
+    name: "execmux_processes_started_total",
+    help: "Processes started.",
+    labelNames: ["tty"] as const,
+    registers: [this.registry],
+  });
+  readonly processesExited = new Counter({
+    name: "execmux_processes_exited_total",
+    help: "Processes exited, by reason: exit code 0, non-zero, or a signal.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+  readonly outputBytes = new Counter({
+    name: "execmux_output_bytes_total",
+    help: "Output bytes read from processes, by stream.",
+    labelNames: ["stream"] as const,
+    registers: [this.registry],
+  });
+  readonly framesSent = new Counter({
+    name: "execmux_frames_sent_total",
+    help: "WebSocket frames sent, by kind.",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
+  readonly flowControlPauses = new Counter({
+    name: "execmux_flow_control_pauses_total",
+    help: "Times a process was paused because a client could not keep up.",
+    registers: [this.registry],
+  });
+  readonly requestDuration = new Histogram({
+    name: "execmux_request_duration_seconds",
+    help: "Time to answer a request, by method (long-poll reads include their wait).",
+    labelNames: ["method"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: "execmux_errors_total",
+    help: "JSON-RPC errors sent, by code.",
+    labelNames: ["code"] as const,
+    registers: [this.registry],
+  });
+  readonly spawnDuration = new Histogram({
+    name: "execmux_spawn_duration_seconds",
+    help: "Time to spawn a process, by kind.",
+    labelNames: ["tty"] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    // Includes nodejs_eventloop_lag_* (event-loop delay), memory and CPU.
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
