@@ -94,8 +94,11 @@ describe("binary output frames", () => {
     expect(frames.map((frame) => frame.processId)).toEqual(["ünï", "ünï"]);
     const byStream = Object.fromEntries(frames.map((frame) => [frame.stream, Buffer.from(frame.data).toString()]));
     expect(byStream).toEqual({ stdout: "héllo", stderr: "err" });
-    expect(frames.map((frame) => frame.seq).sort()).toEqual([1, 2]);
-    expect(client.notifications("ünï").map((message) => message.method)).toEqual(["process/exited", "process/closed"]);
+    // Output may come before or after the exit event; the close is last.
+    const jsonSeqs = client.notifications("ünï").map((message) => [message.method, Number(message.params?.seq)] as const);
+    expect([...frames.map((frame) => frame.seq), ...jsonSeqs.map(([, seq]) => seq)].sort()).toEqual([1, 2, 3, 4]);
+    expect(jsonSeqs.map(([method]) => method)).toEqual(["process/exited", "process/closed"]);
+    expect(jsonSeqs[1]![1]).toBe(4);
     // Reads stay JSON with base64.
     const read = await client.call<{ chunks: { chunk: string }[] }>("process/read", { processId: "ünï" });
     expect(read.chunks.map((chunk) => unb64(chunk.chunk)).sort()).toEqual(["err", "héllo"]);

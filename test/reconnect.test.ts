@@ -85,8 +85,13 @@ describe("resume through random cuts", () => {
     const daemon = await startTestDaemon({ retainedBytes: 4 * 1024 * 1024 });
     const proxy = await FaultProxy.start(daemon.url, 7);
     const client = await connect(proxy.url, { reconnect: fastReconnect });
+    // Each process waits for a line on stdin before printing, so cuts start
+    // only once every start has been answered (a start cut off is an error).
+    const handles = await Promise.all(
+      payloads.map((_, index) => client.start({ argv: ["sh", "-c", 'read go; cat "$0"', join(directory, `p${index}`)], pipeStdin: true })),
+    );
     proxy.cutRandomly(100_000, 400_000);
-    const handles = await Promise.all(payloads.map((_, index) => client.start({ argv: ["cat", join(directory, `p${index}`)], tty: false })));
+    await Promise.all(handles.map((handle) => handle.write("go\n")));
     const results = await Promise.all(handles.map(collect));
     results.forEach((result, index) => {
       expect(sha256(result.data), `process ${index}`).toBe(sha256(payloads[index]!));

@@ -9,6 +9,7 @@ import type { Config } from "./config.js";
 import { parseListen } from "./config.js";
 import { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
+import { Spawner } from "./spawner/spawner.js";
 import { SessionRegistry } from "./session/session-registry.js";
 
 export interface Daemon {
@@ -31,6 +32,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     logger: { level: config.logLevel, stream: process.stderr },
   });
   const metrics = new Metrics();
+  // Started first, while the daemon is small: every child is forked from it.
+  const spawner = new Spawner();
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,
@@ -51,7 +54,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         metrics.connections.dec();
         request.log.info({ code }, "connection closed");
       });
-      new Connection(socket, { registry, config, log: request.log, metrics });
+      new Connection(socket, { registry, config, log: request.log, metrics, spawner });
     },
   });
   app.get("/livez", async () => ({ status: "ok" }));
@@ -70,6 +73,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     (closing ??= (async () => {
       await app.close();
       await terminateEverything(registry, config.killGraceMs);
+      spawner.stop();
     })());
 
   return { url: `ws://${urlHost}:${boundPort}`, port: boundPort, registry, log: app.log, metrics, close };

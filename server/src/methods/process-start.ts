@@ -36,9 +36,9 @@ export async function processStart(
     const resolved = resolveExecutable(program, cwd, env.PATH);
     const arg0 = params.arg0 ?? undefined;
     const spec: SpawnSpec = {
-      // forkpty execs by name the way execvp does, which keeps argv[0] as the
-      // client wrote it; everywhere else the path found above is exec'd with
-      // argv[0] set explicitly.
+      // A PTY child is exec'd by name (execvp, by setsid), which keeps argv[0]
+      // as the client wrote it; everywhere else the path found above is
+      // exec'd with argv[0] set explicitly.
       file: tty && arg0 === undefined ? program : resolved,
       args,
       arg0: arg0 ?? (tty ? undefined : program),
@@ -49,7 +49,7 @@ export async function processStart(
       rows: params.rows ?? DEFAULT_ROWS,
     };
     const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
-    const child = await (tty ? spawnPty : spawnPipe)(spec, managed.childEvents);
+    const child = await (tty ? spawnPty : spawnPipe)(connection.deps.spawner, spec, managed.childEvents);
     stopTimer();
     managed.attach(child);
     session.commit(managed);

@@ -1,30 +1,24 @@
-/** Children on pipes: stdout and stderr kept apart, stdin a pipe or closed. */
-import { spawn as spawnChild } from "node:child_process";
+/** Children on pipes: stdout and stderr kept apart, stdin a pipe or closed. Forked by the spawner process. */
 import type { Readable } from "node:stream";
 import type { OutputStream } from "@execmux/shared";
-import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
+import type { Spawner } from "../spawner/spawner.js";
+import type { Child, ChildEvents, SpawnSpec } from "./child.js";
 
-export async function spawnPipe(spec: SpawnSpec, events: ChildEvents): Promise<Child> {
-  const child = spawnChild(spec.file, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    ...(spec.arg0 !== undefined ? { argv0: spec.arg0 } : {}),
-    // A closed stdin is /dev/null: the child reads EOF at once.
-    stdio: [spec.pipeStdin ? "pipe" : "ignore", "pipe", "pipe"],
-    // A new session and process group, so the whole tree can be signalled.
-    detached: true,
-    windowsHide: true,
-  });
+export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: ChildEvents): Promise<Child> {
+  const spawned = await spawner.spawn(
+    {
+      file: spec.file,
+      args: spec.args,
+      argv0: spec.arg0,
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: { kind: "pipes", stdin: spec.pipeStdin },
+    },
+    (code, signal) => events.exited(code, signal),
+  );
 
-  await new Promise<void>((resolve, reject) => {
-    child.once("spawn", resolve);
-    child.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new SpawnError(error.message, error.code ?? "EUNKNOWN")),
-    );
-  });
-
-  const stdin = child.stdin;
-  let stdinOpen = stdin !== null;
+  const { stdin, stdout, stderr } = spawned;
+  let stdinOpen = stdin !== undefined;
   // EPIPE when the child stopped reading: stdin is simply closed from now on.
   stdin?.on("error", () => {
     stdinOpen = false;
@@ -35,15 +29,17 @@ export async function spawnPipe(spec: SpawnSpec, events: ChildEvents): Promise<C
 
   const wire = (readable: Readable, stream: OutputStream) => {
     readable.on("data", (data: Buffer) => events.output(stream, data));
-    readable.once("end", () => events.streamEnded(stream));
     readable.on("error", () => undefined); // "end" or "close" follows
+    // A child that wrote nothing and exited at once may have ended its
+    // stream before the handle got here; then "end" has already fired.
+    if (readable.readableEnded) events.streamEnded(stream);
+    else readable.once("end", () => events.streamEnded(stream));
   };
-  wire(child.stdout!, "stdout");
-  wire(child.stderr!, "stderr");
-  child.once("exit", (code, signal) => events.exited(code, signal));
+  wire(stdout!, "stdout");
+  wire(stderr!, "stderr");
 
   return {
-    pid: child.pid!,
+    pid: spawned.pid,
     streams: ["stdout", "stderr"],
     get stdinOpen() {
       return stdinOpen;
@@ -60,12 +56,12 @@ export async function spawnPipe(spec: SpawnSpec, events: ChildEvents): Promise<C
       // Pipes have no window size.
     },
     pause() {
-      child.stdout!.pause();
-      child.stderr!.pause();
+      stdout!.pause();
+      stderr!.pause();
     },
     resume() {
-      child.stdout!.resume();
-      child.stderr!.resume();
+      stdout!.resume();
+      stderr!.resume();
     },
   };
 }

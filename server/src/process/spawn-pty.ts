@@ -1,18 +1,19 @@
 /** Children on a PTY: one output stream ("pty"), a window size, job control. */
-import { readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import tty from "node:tty";
 import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
 import { FdWriter } from "./fd-writer.js";
-import { nativePty, spawnHelperPath } from "./pty-native.js";
+import { nativePty } from "./pty-native.js";
+import type { Spawner } from "../spawner/spawner.js";
 import { resolveExecutable } from "./resolve-executable.js";
-import { signalNameOf } from "@execmux/shared";
 
 /** The terminal's VEOF character, as node-pty configures it. */
 const EOF_CHARACTER = Buffer.from([4]);
 
 /**
- * forkpty execs argv[0] as given, so a separate arg0 goes through perl's
- * `exec {file} @argv` (perl-base is in every Debian image, slim ones too).
+ * The program is exec'd by `setsid -c`, which keeps argv[0] as given, so a
+ * separate arg0 goes through perl's `exec {file} @argv` (perl-base is in
+ * every Debian image, slim ones too).
  */
 const EXEC_WITH_ARG0 = 'my $f = shift; exec {$f} @ARGV or do { print STDERR "exec $f: $!\\n"; exit 127 }';
 
@@ -48,20 +49,31 @@ function drainAfterHangup(fd: number, deliver: (data: Buffer) => void): void {
   }
 }
 
-export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Child> {
+export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildEvents): Promise<Child> {
   const { file, args } = commandLine(spec);
-  const envPairs = Object.keys(spec.env).map((name) => `${name}=${spec.env[name]}`);
-  let forked: { fd: number; pid: number };
+  // The daemon opens the PTY (no fork); the spawner attaches its slave side to the child.
+  let pty: { master: number; slave: number; pty: string };
   try {
-    forked = nativePty.fork(file, args, envPairs, spec.cwd, spec.cols, spec.rows, -1, -1, true, spawnHelperPath, (code, signo) => {
-      const signal = signo > 0 ? ((signalNameOf(signo) ?? null) as NodeJS.Signals | null) : null;
-      events.exited(signal ? null : code, signal);
-    });
+    pty = nativePty.open(spec.cols, spec.rows);
   } catch (error) {
     throw new SpawnError((error as Error).message, "EPTY");
   }
+  const { master: fd, slave } = pty;
+  let pid: number;
+  try {
+    ({ pid } = await spawner.spawn(
+      { file, args, argv0: undefined, cwd: spec.cwd, env: spec.env, stdio: { kind: "pty", slavePath: pty.pty } },
+      (code, signal) => events.exited(code, signal),
+    ));
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  } finally {
+    // The child has its own slave fd now. Ours must go, or the master would
+    // never see EIO (end of output) when the child's side closes.
+    closeSync(slave);
+  }
 
-  const { fd, pid } = forked;
   const reader = new tty.ReadStream(fd);
   let ended = false;
   const writer = new FdWriter(fd, () => undefined);

@@ -12,6 +12,7 @@ import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
+import type { Spawner } from "../spawner/spawner.js";
 import { dispatch } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
 import {
@@ -30,6 +31,7 @@ export interface ConnectionDeps {
   readonly config: Config;
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
+  readonly spawner: Spawner;
 }
 
 export class Connection implements SessionSink {

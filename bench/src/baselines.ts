@@ -1,0 +1,111 @@
+/**
+ * What execmux is compared with in the same run: websocketd (Debian's
+ * package, installed here if missing) and a bare node-pty read loop.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import { createRequire } from "node:module";
+import WebSocket from "ws";
+
+export function ensureWebsocketd(): string | undefined {
+  const path = "/usr/bin/websocketd";
+  if (existsSync(path)) return path;
+  try {
+    console.error("bench: installing websocketd (apt-get install websocketd) for the baseline...");
+    execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "websocketd"], { stdio: "ignore" });
+  } catch {
+    try {
+      execFileSync("apt-get", ["update"], { stdio: "ignore" });
+      execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "websocketd"], { stdio: "ignore" });
+    } catch {
+      console.error("bench: websocketd is not available; its baselines are skipped");
+      return undefined;
+    }
+  }
+  return existsSync(path) ? path : undefined;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs `websocketd --binary COMMAND...` on a free port until stopped. */
+export async function startWebsocketd(binary: string, command: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(binary, [`--port=${port}`, "--address=127.0.0.1", "--binary", "--loglevel=error", ...command], {
+    stdio: "ignore",
+  });
+  const url = `ws://127.0.0.1:${port}/`;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const ready = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+    if (ready) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return {
+    url,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** Bytes per second websocketd streams a command's stdout to a ws client. */
+export async function websocketdThroughput(binary: string, command: string[]): Promise<number> {
+  const server = await startWebsocketd(binary, command);
+  try {
+    const socket = new WebSocket(server.url);
+    const started = performance.now();
+    let bytes = 0;
+    socket.on("message", (data: Buffer) => (bytes += data.length));
+    await new Promise((resolve) => socket.once("close", resolve));
+    return bytes / ((performance.now() - started) / 1000);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Round-trip times (ms) of one byte through websocketd running `cat`. */
+export async function websocketdEcho(binary: string, roundTrips: number): Promise<number[]> {
+  const server = await startWebsocketd(binary, ["cat"]);
+  try {
+    const socket = new WebSocket(server.url);
+    await new Promise((resolve) => socket.once("open", resolve));
+    const samples: number[] = [];
+    for (let trip = 0; trip < roundTrips; trip++) {
+      const sent = performance.now();
+      const echoed = new Promise((resolve) => socket.once("message", resolve));
+      socket.send(Buffer.from("x"));
+      await echoed;
+      samples.push(performance.now() - sent);
+    }
+    socket.close();
+    return samples;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Bytes per second of a bare node-pty read loop in this process. */
+export async function barePtyThroughput(bytes: number): Promise<number> {
+  const require = createRequire(import.meta.url);
+  const pty = require("node-pty") as typeof import("node-pty");
+  const started = performance.now();
+  let received = 0;
+  const terminal = pty.spawn("head", ["-c", String(bytes), "/dev/zero"], { encoding: null } as never);
+  terminal.onData((data: string | Buffer) => (received += data.length));
+  await new Promise((resolve) => terminal.onExit(resolve));
+  return received / ((performance.now() - started) / 1000);
+}

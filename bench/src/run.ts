@@ -1,0 +1,188 @@
+/**
+ * `npm run bench`: every scenario against the real daemon and SDK, each
+ * figure a median of several runs (with min and max), speeds also as a ratio
+ * to a baseline measured in the same run. Prints a table and writes
+ * bench/results/bench-<time>.json. `npm run bench -- --quick` runs smaller sizes.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { connect } from "@execmux/client";
+import { barePtyThroughput, ensureWebsocketd, websocketdEcho, websocketdThroughput } from "./baselines.js";
+import { DaemonProcess } from "./daemon-process.js";
+import * as scenario from "./scenarios.js";
+import { percentile, repeat, sortNumbers, summarize, type Summary } from "./stats.js";
+
+const quick = process.argv.includes("--quick");
+const RUNS = quick ? 2 : 5;
+const MiB = 1024 * 1024;
+const STREAM_BYTES = (quick ? 32 : 256) * MiB;
+const ROUND_TRIPS = quick ? 300 : 2000;
+
+interface Row {
+  scenario: string;
+  metric: string;
+  unit: string;
+  value: Summary;
+  baseline?: { name: string; value: Summary };
+  /** value / baseline (or baseline / value where lower is better). */
+  ratio?: number;
+  target?: string;
+  met?: boolean;
+}
+const rows: Row[] = [];
+
+function record(row: Row): void {
+  rows.push(row);
+  const base = row.baseline ? `  vs ${row.baseline.name} ${fmt(row.baseline.value.median)}` : "";
+  const ratio = row.ratio !== undefined ? `  ratio ${row.ratio.toFixed(2)}` : "";
+  console.error(`bench: ${row.scenario} / ${row.metric}: ${fmt(row.value.median)} ${row.unit}${base}${ratio}`);
+}
+
+const fmt = (value: number) => (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3));
+const mibps = (bytesPerSecond: number) => bytesPerSecond / MiB;
+const single = (value: number): Summary => ({ median: value, min: value, max: value, runs: 1 });
+
+async function main(): Promise<void> {
+  const websocketd = ensureWebsocketd();
+  const headArgs = ["head", "-c", String(STREAM_BYTES), "/dev/zero"];
+  // Long TTL and retention: section 4 keeps a detached session full of output.
+  let daemon = await DaemonProcess.start(["--session-ttl-ms", "3600000", "--closed-retention-ms", "3600000"]);
+
+  // 1. Pipe throughput.
+  const wsd = websocketd ? await repeat(RUNS, async () => mibps(await websocketdThroughput(websocketd, headArgs))) : undefined;
+  for (const binaryOutput of [true, false]) {
+    const value = await repeat(RUNS, async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: false, binaryOutput })));
+    const ratio = wsd ? value.median / wsd.median : undefined;
+    const need = binaryOutput ? 1.0 : 0.4;
+    record({
+      scenario: "1. throughput, pipe",
+      metric: binaryOutput ? "binary mode" : "JSON mode",
+      unit: "MiB/s",
+      value,
+      ...(wsd ? { baseline: { name: "websocketd --binary", value: wsd } } : {}),
+      ...(ratio !== undefined ? { ratio, met: ratio >= need } : {}),
+      target: `>= ${need} x websocketd`,
+    });
+  }
+
+  // 2. PTY throughput.
+  const bare = await repeat(RUNS, async () => mibps(await barePtyThroughput(STREAM_BYTES)));
+  const pty = await repeat(RUNS, async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: true, binaryOutput: true })));
+  record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median, target: ">= 0.9 x bare node-pty", met: pty.median / bare.median >= 0.9 });
+
+  // 3. Echo latency.
+  const wsdEcho = websocketd ? sortNumbers(await websocketdEcho(websocketd, ROUND_TRIPS)) : undefined;
+  for (const tty of [false, true]) {
+    for (const flood of [false, true]) {
+      const p50s: number[] = [];
+      const p99s: number[] = [];
+      for (let run = 0; run < Math.min(RUNS, 3); run++) {
+        const { p50, p99 } = await scenario.echoLatency(daemon.url, { tty, flood, roundTrips: ROUND_TRIPS });
+        p50s.push(p50);
+        p99s.push(p99);
+      }
+      const name = `3. echo, ${tty ? "PTY" : "pipe"}${flood ? ", other process flooding" : ""}`;
+      const p50 = summarize(p50s);
+      const p99 = summarize(p99s);
+      if (wsdEcho && !flood) {
+        const base = single(percentile(wsdEcho, 50));
+        record({ scenario: name, metric: "p50", unit: "ms", value: p50, baseline: { name: "websocketd cat", value: base }, ratio: p50.median / base.median, target: "<= 1.2 x websocketd", met: p50.median / base.median <= 1.2 });
+      } else {
+        record({ scenario: name, metric: "p50", unit: "ms", value: p50 });
+      }
+      const limit = flood ? 10 : 2;
+      record({ scenario: name, metric: "p99", unit: "ms", value: p99, target: `< ${limit} ms`, met: p99.median < limit });
+    }
+  }
+
+  // 4. Spawn, empty daemon then with ~1 GB retained.
+  const spawnRows = async (label: string) => {
+    console.error(`bench: spawning, ${label}...`);
+    const client = await connect(daemon.url);
+    const sequential = await repeat(RUNS, () => scenario.spawnRate(client, quick ? 50 : 200, 1));
+    await daemon.metric("nodejs_eventloop_lag_p99_seconds"); // resets the lag histogram
+    const parallel = await repeat(RUNS, () => scenario.spawnRate(client, quick ? 200 : 1000, 16));
+    const lagP99 = (await daemon.metric("nodejs_eventloop_lag_p99_seconds")) * 1000;
+    client.close();
+    return { sequential, parallel, lagP99, label };
+  };
+  const empty = await spawnRows("empty daemon");
+  const retainedMiB = quick ? 128 : 1024;
+  console.error(`bench: filling the daemon with ${retainedMiB} MiB of retained output...`);
+  await scenario.retainOutput(daemon, retainedMiB);
+  const rssLoaded = daemon.rss();
+  const loaded = await spawnRows(`${retainedMiB} MiB retained`);
+  for (const result of [empty, loaded]) {
+    const isLoaded = result === loaded;
+    record({ scenario: `4. spawn, ${result.label}`, metric: "sequential", unit: "/s", value: result.sequential });
+    record({
+      scenario: `4. spawn, ${result.label}`,
+      metric: "16 in flight",
+      unit: "/s",
+      value: result.parallel,
+      ...(isLoaded ? { baseline: { name: "empty daemon", value: empty.parallel }, ratio: result.parallel.median / empty.parallel.median, target: ">= 0.5 x empty", met: result.parallel.median / empty.parallel.median >= 0.5 } : { target: ">= 300/s", met: result.parallel.median >= 300 }),
+    });
+    record({ scenario: `4. spawn, ${result.label}`, metric: "event-loop delay p99", unit: "ms", value: single(result.lagP99) });
+  }
+  record({ scenario: `4. spawn, ${retainedMiB} MiB retained`, metric: "daemon RSS", unit: "MiB", value: single(rssLoaded / MiB) });
+  await daemon.stop();
+
+  // 5. Scale.
+  daemon = await DaemonProcess.start();
+  const scaled = await scenario.scale(daemon, quick ? 10 : 100, 10, quick ? 3 : 10);
+  record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "delivery delay p99", unit: "ms", value: single(scaled.deliveryP99Ms), target: "< 50 ms", met: scaled.deliveryP99Ms < 50 });
+  record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "delivery delay p50", unit: "ms", value: single(scaled.deliveryP50Ms) });
+  record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "daemon RSS (peak)", unit: "MiB", value: single(scaled.peakRss / MiB) });
+  record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "daemon CPU", unit: "% of a core", value: single(scaled.cpuShare * 100) });
+
+  // 6. Idle memory.
+  const idle = await scenario.idleMemory(daemon, quick ? 50 : 200);
+  record({ scenario: "6. memory", metric: "per idle process", unit: "KiB", value: single(idle.perProcess / 1024) });
+  record({ scenario: "6. memory", metric: "per idle session", unit: "KiB", value: single(idle.perSession / 1024) });
+
+  // 7. Resume (the reconnect issue's figures).
+  const resume = sortNumbers(await scenario.resumeLatency(daemon, quick ? 10 : 50));
+  record({ scenario: "7. resume", metric: "socket loss -> first live output, p50", unit: "ms", value: single(percentile(resume, 50)) });
+  record({ scenario: "7. resume", metric: "socket loss -> first live output, p99", unit: "ms", value: single(percentile(resume, 99)) });
+  const cost = sortNumbers(await scenario.resumeCost(daemon, 100, quick ? 5 : 20));
+  record({ scenario: "7. resume", metric: "reconnect + resume with 100 processes, p50", unit: "ms", value: single(percentile(cost, 50)) });
+  await daemon.stop();
+
+  const machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? "unknown",
+    memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
+    node: process.version,
+    kernel: os.release(),
+  };
+  const when = new Date().toISOString();
+  mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
+  const file = new URL(`../results/bench-${when.replace(/[:.]/g, "-")}${quick ? "-quick" : ""}.json`, import.meta.url);
+  writeFileSync(file, JSON.stringify({ when, quick, runs: RUNS, machine, rows }, null, 2));
+  console.log(table(machine, when));
+  console.log(`\nJSON: ${file.pathname}`);
+}
+
+function table(machine: Record<string, unknown>, when: string): string {
+  const lines = [
+    `execmux bench, ${when}, ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}${quick ? " (quick)" : ""}`,
+    "",
+    "| scenario | metric | median | min | max | baseline (median) | ratio | target | met |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const row of rows) {
+    const value = (number: number) => `${fmt(number)} ${row.unit}`;
+    lines.push(
+      `| ${row.scenario} | ${row.metric} | ${value(row.value.median)} | ${value(row.value.min)} | ${value(row.value.max)} | ${row.baseline ? `${row.baseline.name}: ${value(row.baseline.value.median)}` : ""} | ${row.ratio !== undefined ? row.ratio.toFixed(2) : ""} | ${row.target ?? ""} | ${row.met === undefined ? "" : row.met ? "yes" : "no"} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

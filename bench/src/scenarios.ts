@@ -1,0 +1,233 @@
+/** Each bench scenario, against the real daemon (a separate process) and the real SDK. */
+import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
+import WebSocket from "ws";
+import { DaemonProcess } from "./daemon-process.js";
+import { Relay } from "./relay.js";
+import { percentile, sortNumbers } from "./stats.js";
+
+const MiB = 1024 * 1024;
+
+/** Output bytes per second of `argv` streamed to the SDK. */
+export async function sdkThroughput(url: string, argv: string[], options: { tty: boolean; binaryOutput: boolean }): Promise<number> {
+  const client = await connect(url, { binaryOutput: options.binaryOutput });
+  try {
+    const started = performance.now();
+    const handle = await client.start({ argv, tty: options.tty });
+    let bytes = 0;
+    handle.onOutput((event) => (bytes += event.data.length));
+    await handle.wait();
+    return bytes / ((performance.now() - started) / 1000);
+  } finally {
+    client.close();
+  }
+}
+
+/** One byte written, the same byte seen back; round-trip times in ms. */
+async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let trip = 0; trip < roundTrips; trip++) {
+    const sent = performance.now();
+    const echoed = new Promise<void>((resolve) => {
+      const off = handle.onOutput(() => {
+        off();
+        resolve();
+      });
+    });
+    await handle.write("x");
+    await echoed;
+    samples.push(performance.now() - sent);
+  }
+  return samples;
+}
+
+/** Echo latency through `cat` (pipe) or a PTY's echo, optionally while another process floods the socket. */
+export async function echoLatency(url: string, options: { tty: boolean; flood: boolean; roundTrips: number }): Promise<{ p50: number; p99: number }> {
+  const client = await connect(url);
+  try {
+    const flood = options.flood ? await client.start({ argv: ["cat", "/dev/zero"] }) : undefined;
+    flood?.onOutput(() => undefined);
+    const echo = await client.start({ argv: ["cat"], tty: options.tty, pipeStdin: !options.tty });
+    const samples = sortNumbers(await echoRoundTrips(echo, options.roundTrips));
+    await flood?.terminate();
+    await echo.terminate();
+    return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+  } finally {
+    client.close();
+  }
+}
+
+/** Processes per second, start to closed, of `true`: one at a time or `inFlight` at once. */
+export async function spawnRate(client: ExecmuxClient, total: number, inFlight: number): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      next++;
+      const handle = await client.start({ argv: ["true"] });
+      await handle.wait();
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return total / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Fills the daemon with `megabytes` MiB of retained output: processes each
+ * print 1 MiB into a session whose socket closed at once, so the output is
+ * retained rather than sent. Returns when every one of them has closed.
+ */
+export async function retainOutput(daemon: DaemonProcess, megabytes: number): Promise<void> {
+  const open = async () => {
+    const socket = new WebSocket(daemon.url);
+    await new Promise((resolve) => socket.once("open", resolve));
+    const replies = new Map<number, (result: unknown) => void>();
+    socket.on("message", (data, isBinary) => {
+      if (isBinary) return;
+      const message = JSON.parse(data.toString()) as { id?: number; result?: unknown };
+      if (message.id !== undefined) replies.get(message.id)?.(message.result);
+    });
+    let nextId = 0;
+    const call = (method: string, params: unknown) =>
+      new Promise<any>((resolve) => {
+        const id = nextId++;
+        replies.set(id, resolve);
+        socket.send(JSON.stringify({ id, method, params }));
+      });
+    return { socket, call };
+  };
+  const first = await open();
+  const { sessionId } = await first.call("initialize", { clientName: "bench-retain" });
+  first.socket.send(JSON.stringify({ method: "initialized" }));
+  await Promise.all(
+    Array.from({ length: megabytes }, (_, index) =>
+      first.call("process/start", { processId: `r${index}`, argv: ["head", "-c", String(MiB), "/dev/urandom"], cwd: "/", env: { PATH: "/usr/bin:/bin" } }),
+    ),
+  );
+  // Leave: the session detaches and keeps everything.
+  first.socket.terminate();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const probe = await open();
+    const resumed = await probe.call("initialize", { clientName: "bench-probe", resumeSessionId: sessionId });
+    if (!resumed) throw new Error("the retaining session was lost; raise --session-ttl-ms");
+    probe.socket.send(JSON.stringify({ method: "initialized" }));
+    const { processes } = await probe.call("process/list", {});
+    probe.socket.terminate();
+    if ((processes as { state: string }[]).every((entry) => entry.state === "closed")) return;
+  }
+}
+
+/**
+ * 1,000 processes (100 sockets x 10) printing a timestamped line each second:
+ * delivery delay p99, daemon RSS and CPU share.
+ */
+export async function scale(daemon: DaemonProcess, sockets: number, perSocket: number, seconds: number) {
+  const clients = await Promise.all(Array.from({ length: sockets }, () => connect(daemon.url)));
+  const delays: number[] = [];
+  let measuring = false;
+  const handles = await Promise.all(
+    clients.flatMap((client) =>
+      Array.from({ length: perSocket }, async () => {
+        const handle = await client.start({
+          argv: ["bash", "-c", "while :; do echo $EPOCHREALTIME; read -t 1; done"],
+          pipeStdin: true,
+        });
+        handle.onOutput((event) => {
+          if (!measuring) return;
+          const now = Date.now() / 1000;
+          for (const line of Buffer.from(event.data).toString().trim().split("\n")) delays.push((now - Number(line)) * 1000);
+        });
+        return handle;
+      }),
+    ),
+  );
+  measuring = true;
+  const cpuBefore = daemon.cpuSeconds();
+  const started = performance.now();
+  let peakRss = 0;
+  while (performance.now() - started < seconds * 1000) {
+    peakRss = Math.max(peakRss, daemon.rss());
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const cpuShare = (daemon.cpuSeconds() - cpuBefore) / ((performance.now() - started) / 1000);
+  measuring = false;
+  await Promise.all(handles.map((handle) => handle.terminate()));
+  for (const client of clients) client.close();
+  sortNumbers(delays);
+  return { processes: handles.length, lines: delays.length, deliveryP50Ms: percentile(delays, 50), deliveryP99Ms: percentile(delays, 99), peakRss, cpuShare };
+}
+
+/** Daemon memory per idle process and per idle session (RSS delta / count). */
+export async function idleMemory(daemon: DaemonProcess, count: number) {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+  await settle();
+  const before = daemon.rss();
+  const client = await connect(daemon.url);
+  const handles = await Promise.all(Array.from({ length: count }, () => client.start({ argv: ["sleep", "600"] })));
+  await settle();
+  const perProcess = (daemon.rss() - before) / count;
+  await Promise.all(handles.map((handle) => handle.terminate()));
+  client.close();
+
+  await settle();
+  const beforeSessions = daemon.rss();
+  const sessions = await Promise.all(Array.from({ length: count }, () => connect(daemon.url)));
+  await settle();
+  const perSession = (daemon.rss() - beforeSessions) / count;
+  for (const session of sessions) session.close();
+  return { perProcess, perSession };
+}
+
+/**
+ * Cut the socket while a process prints every few ms; time until the first
+ * line printed after the cut reaches the application (reconnect + resume + replay).
+ */
+export async function resumeLatency(daemon: DaemonProcess, cycles: number): Promise<number[]> {
+  const relay = await Relay.start(daemon.url);
+  const client = await connect(relay.url, { reconnect: { initialDelayMs: 0, jitter: 0 } });
+  const ticker = await client.start({ argv: ["bash", "-c", "while :; do echo $EPOCHREALTIME; read -t 0.005; done"], pipeStdin: true });
+  const samples: number[] = [];
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    const cutAt = Date.now() / 1000;
+    const live = new Promise<void>((resolve) => {
+      const off = ticker.onOutput((event) => {
+        const stamps = Buffer.from(event.data).toString().trim().split("\n").map(Number);
+        if (stamps.some((stamp) => stamp > cutAt)) {
+          off();
+          resolve();
+        }
+      });
+    });
+    relay.cutAll();
+    await live;
+    samples.push((Date.now() / 1000 - cutAt) * 1000);
+  }
+  await ticker.terminate();
+  client.close();
+  await relay.close();
+  return samples;
+}
+
+/** With `processes` processes in the session: time from the cut until the session is resumed. */
+export async function resumeCost(daemon: DaemonProcess, processes: number, cycles: number): Promise<number[]> {
+  const relay = await Relay.start(daemon.url);
+  const client = await connect(relay.url, { reconnect: { initialDelayMs: 0, jitter: 0 } });
+  const handles = await Promise.all(Array.from({ length: processes }, () => client.start({ argv: ["cat"], pipeStdin: true })));
+  const samples: number[] = [];
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    const resumed = new Promise<void>((resolve) => {
+      const off = client.on("resumed", () => {
+        off();
+        resolve();
+      });
+    });
+    const cut = performance.now();
+    relay.cutAll();
+    await resumed;
+    samples.push(performance.now() - cut);
+  }
+  await Promise.all(handles.map((handle) => handle.terminate()));
+  client.close();
+  await relay.close();
+  return samples;
+}

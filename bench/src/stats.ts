@@ -1,0 +1,28 @@
+/** Small statistics for the bench: medians of runs, percentiles of samples. */
+export interface Summary {
+  median: number;
+  min: number;
+  max: number;
+  runs: number;
+}
+
+export function summarize(values: readonly number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: percentile(sorted, 50), min: sorted[0] ?? NaN, max: sorted[sorted.length - 1] ?? NaN, runs: sorted.length };
+}
+
+/** Percentile of already sorted samples (nearest rank). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
+
+/** Runs `measure` `runs` times and summarizes the results. */
+export async function repeat(runs: number, measure: () => Promise<number>): Promise<Summary> {
+  const values: number[] = [];
+  for (let run = 0; run < runs; run++) values.push(await measure());
+  return summarize(values);
+}

@@ -1,0 +1,119 @@
+/**
+ * The daemon's side of the spawner process (see spawner-main.ts): start it
+ * while the daemon is still small, send it spawn requests, and route each
+ * child's stdio handles and exit back to whoever asked.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import type { Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+import { SpawnError } from "../process/child.js";
+import type { SpawnRequest, SpawnerMessage } from "./protocol.js";
+
+const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
+
+export interface SpawnedChild {
+  readonly pid: number;
+  readonly stdin: Socket | undefined;
+  readonly stdout: Socket | undefined;
+  readonly stderr: Socket | undefined;
+}
+
+interface Pending {
+  resolve(child: SpawnedChild): void;
+  reject(error: Error): void;
+  onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  pid?: number;
+  stdio: (Socket | undefined)[];
+  awaitedStdio: number;
+}
+
+export type SpawnParams = Omit<SpawnRequest, "type" | "id">;
+
+export class Spawner {
+  private process: ChildProcess;
+  private nextId = 1;
+  private readonly children = new Map<number, Pending>();
+  private stopped = false;
+
+  constructor(private readonly onHelperExit: (pids: number[]) => void = () => undefined) {
+    this.process = this.startHelper();
+  }
+
+  /** Spawns a child; `onExit` is called once when it has been reaped. */
+  spawn(params: SpawnParams, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<SpawnedChild> {
+    const id = this.nextId++;
+    const request: SpawnRequest = { type: "spawn", id, ...params };
+    return new Promise((resolve, reject) => {
+      const awaitedStdio = params.stdio.kind === "pty" ? 0 : params.stdio.stdin ? 3 : 2;
+      this.children.set(id, { resolve, reject, onExit, stdio: [], awaitedStdio });
+      this.process.send(request);
+    });
+  }
+
+  /** Stops the helper (its children are the daemon's to kill first). */
+  stop(): void {
+    this.stopped = true;
+    this.process.disconnect();
+  }
+
+  private startHelper(): ChildProcess {
+    // A small heap is the point: forks from this process stay cheap.
+    const helper = fork(MAIN, [], { stdio: ["ignore", "ignore", "inherit", "ipc"], execArgv: ["--max-old-space-size=64"] });
+    helper.on("message", (message: SpawnerMessage, handle?: Socket) => this.onMessage(message, handle));
+    helper.on("exit", () => this.onHelperGone());
+    return helper;
+  }
+
+  private onMessage(message: SpawnerMessage, handle: Socket | undefined): void {
+    const pending = this.children.get(message.id);
+    if (!pending) return;
+    switch (message.type) {
+      case "failed":
+        this.children.delete(message.id);
+        pending.reject(new SpawnError(message.message, message.code));
+        return;
+      case "spawned":
+        pending.pid = message.pid;
+        break;
+      case "stdio":
+        pending.stdio[message.fd] = handle;
+        break;
+      case "exit":
+        this.children.delete(message.id);
+        pending.onExit(message.code, message.signal);
+        return;
+    }
+    const received = pending.stdio.filter(Boolean).length;
+    if (pending.pid !== undefined && received === pending.awaitedStdio) {
+      pending.resolve({ pid: pending.pid, stdin: pending.stdio[0], stdout: pending.stdio[1], stderr: pending.stdio[2] });
+    }
+  }
+
+  /**
+   * The helper died (killed from outside, out of memory): its children can no
+   * longer be reaped or reported, so they are killed and reported as killed,
+   * and a new helper takes over.
+   */
+  private onHelperGone(): void {
+    const orphans = [...this.children.values()];
+    this.children.clear();
+    const pids: number[] = [];
+    for (const pending of orphans) {
+      if (pending.pid === undefined) {
+        pending.reject(new SpawnError("the spawner process exited", "ESPAWNER"));
+        continue;
+      }
+      pids.push(pending.pid);
+      for (const target of [-pending.pid, pending.pid]) {
+        try {
+          process.kill(target, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+      pending.onExit(null, "SIGKILL");
+    }
+    if (pids.length > 0) this.onHelperExit(pids);
+    if (!this.stopped) this.process = this.startHelper();
+  }
+}
