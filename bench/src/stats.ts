@@ -20,8 +20,9 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 export const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
 
-/** Runs `measure` `runs` times and summarizes the results. */
+/** Runs `measure` once to warm up (JIT, page cache), then `runs` times, and summarizes those. */
 export async function repeat(runs: number, measure: () => Promise<number>): Promise<Summary> {
+  await measure();
   const values: number[] = [];
   for (let run = 0; run < runs; run++) values.push(await measure());
   return summarize(values);
