@@ -3,6 +3,8 @@
  * Node 22+), the `ws` package on older Node. Only the WHATWG surface is used,
  * so both behave the same.
  */
+import { encodeBase64 } from "./base64.js";
+
 export interface WebSocketLike {
   readonly readyState: number;
   binaryType: string;
@@ -17,6 +19,12 @@ export interface WebSocketLike {
 export type WebSocketConstructor = new (url: string, protocols?: string | string[], options?: unknown) => WebSocketLike;
 
 export interface SocketOptions {
+  /**
+   * The daemon's bearer token. Sent as `Authorization: Bearer` where headers
+   * can be set (Node), otherwise (browsers) as the WebSocket subprotocol
+   * `execmux.bearer.<base64url(token)>` offered next to `execmux`.
+   */
+  token?: string;
   /** A WebSocket implementation to use instead of the platform's. */
   WebSocket?: WebSocketConstructor;
   /** Extra handshake headers (Node only: browsers cannot set them). */
@@ -39,19 +47,39 @@ async function findWebSocket(options: SocketOptions): Promise<WebSocketConstruct
   return constructor;
 }
 
+export const SUBPROTOCOL = "execmux";
+export const TOKEN_SUBPROTOCOL_PREFIX = "execmux.bearer.";
+
+/** base64url without padding, as a subprotocol must be a plain HTTP token. */
+function base64url(text: string): string {
+  return encodeBase64(new TextEncoder().encode(text)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 /** Opens a socket and resolves once it is open, or rejects with why it could not. */
 export async function openSocket(url: string, options: SocketOptions): Promise<WebSocketLike> {
-  const WebSocketImpl = await findWebSocket(options);
-  const socket = options.headers
-    ? new WebSocketImpl(url, options.protocols, { headers: options.headers })
-    : new WebSocketImpl(url, options.protocols);
+  const platform = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  // Node without a platform WebSocket loads `ws`, which can send headers.
+  const canSendHeaders = options.headers !== undefined || (!options.WebSocket && !platform);
+  let headers = options.headers;
+  let protocols = options.protocols;
+  if (options.token !== undefined) {
+    if (canSendHeaders) headers = { ...headers, authorization: `Bearer ${options.token}` };
+    else protocols = [...(protocols ?? []), SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + base64url(options.token)];
+  }
+  const WebSocketImpl = await findWebSocket({ ...options, ...(headers ? { headers } : {}) });
+  const socket = headers ? new WebSocketImpl(url, protocols, { headers }) : new WebSocketImpl(url, protocols);
   // Browsers default to Blob; `ws` hands out Buffers (Uint8Arrays) unless told otherwise.
   if (socket.binaryType === "blob") socket.binaryType = "arraybuffer";
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener("open", () => resolve());
     socket.addEventListener("error", (event) => {
       const message = (event as { message?: string; error?: Error }).error?.message ?? (event as { message?: string }).message;
-      reject(new Error(`cannot connect to ${url}${message ? `: ${message}` : ""}`));
+      const reason = message?.includes(" 401")
+        ? "the daemon refused the token (HTTP 401)"
+        : message?.includes(" 403")
+          ? "the daemon refused this origin (HTTP 403)"
+          : message;
+      reject(new Error(`cannot connect to ${url}${reason ? `: ${reason}` : ""}`));
     });
     socket.addEventListener("close", (event) => reject(new Error(`cannot connect to ${url}: closed (${event.code})`)));
   });

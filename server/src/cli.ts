@@ -39,6 +39,8 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  // Token rotation without a restart.
+  process.on("SIGHUP", () => daemon?.reloadTokens());
 
   daemon = await startDaemon(config);
   process.stdout.write(`${daemon.url}\n`);

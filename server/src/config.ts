@@ -59,6 +59,37 @@ export const ConfigSchema = Type.Object(
       minimum: 1024,
       description: "Largest WebSocket message accepted; a larger one closes the socket with 1009.",
     }),
+    token: Type.String({
+      default: "",
+      description: "Bearer token clients must present. Empty: no authentication (refused on a non-loopback address).",
+    }),
+    tokenFile: Type.String({
+      default: "",
+      description: "File with one accepted token per line (# comments allowed); re-read on SIGHUP and when it changes, so tokens rotate without a restart.",
+    }),
+    allowedOrigins: Type.String({
+      default: "",
+      description: "Comma-separated browser Origins allowed to connect (e.g. https://console.example.com), or * for any. A page served by the daemon itself is always allowed.",
+    }),
+    insecureNoAuth: Type.Boolean({
+      default: false,
+      description: "Allow listening on a non-loopback address without a token. Anyone who can reach the port can run commands.",
+    }),
+    tlsCert: Type.String({ default: "", description: "PEM certificate file: serve wss:// (with --tls-key)." }),
+    tlsKey: Type.String({ default: "", description: "PEM private key file for --tls-cert." }),
+    metricsNeedToken: Type.Boolean({
+      default: true,
+      description: "When tokens are configured, /metrics requires one too (/livez and /readyz never do).",
+    }),
+    maxSessions: Type.Integer({ default: 1000, minimum: 1, description: "Sessions at once (attached and detached)." }),
+    maxDetachedSessions: Type.Integer({ default: 200, minimum: 0, description: "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session." }),
+    maxProcessesPerSession: Type.Integer({ default: 256, minimum: 1, description: "Processes one session may have (running or retained)." }),
+    maxProcesses: Type.Integer({ default: 4096, minimum: 1, description: "Processes in the whole daemon (running or retained)." }),
+    maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
+    maxRequestsPerSecond: Type.Integer({ default: 2000, minimum: 1, description: "Requests per second per connection (bursts up to twice this)." }),
+    maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),
+    handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
+    idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),
     logLevel: Type.Union(
       ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
       { default: "info", description: "Log level (logs are JSON lines on stderr)." },
@@ -102,6 +133,13 @@ export function loadConfig(
     const [flag, inline] = argument.includes("=") ? argument.split(/=(.*)/s, 2) : [argument, undefined];
     const key = byFlag.get(flag!);
     if (!key) throw new ConfigError(`unknown option ${flag}`);
+    // A boolean flag alone means true: `--insecure-no-auth`.
+    const isBoolean = (ConfigSchema.properties[key] as { type?: string }).type === "boolean";
+    const next = argv[index + 1];
+    if (isBoolean && inline === undefined && (next === undefined || next.startsWith("--"))) {
+      raw[key] = true;
+      continue;
+    }
     const value = inline ?? argv[++index];
     if (value === undefined) throw new ConfigError(`option ${flag} needs a value`);
     raw[key] = value;

@@ -1,24 +1,29 @@
 /**
  * The daemon: a Fastify server whose `GET /` upgrades to the JSON-RPC
- * WebSocket, a registry of sessions, and an orderly shutdown that leaves no
- * process behind.
+ * WebSocket (after the auth hook said yes), a registry of sessions, and an
+ * orderly shutdown that leaves no process behind.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import websocket from "@fastify/websocket";
-import type { Config } from "./config.js";
-import { parseListen } from "./config.js";
+import { authorize, redactedUrl, selectProtocol } from "./auth/request-auth.js";
+import { TokenStore } from "./auth/token-store.js";
+import { ConfigError, parseListen, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
-import { Spawner } from "./spawner/spawner.js";
 import { SessionRegistry } from "./session/session-registry.js";
+import { Spawner } from "./spawner/spawner.js";
 
 export interface Daemon {
-  /** ws://HOST:PORT with the port actually bound. */
+  /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
   readonly url: string;
   readonly port: number;
   readonly registry: SessionRegistry;
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
+  /** Re-reads the token file (SIGHUP). */
+  reloadTokens(): void;
   /** Stops accepting, closes every socket, terminates every process tree. */
   close(): Promise<void>;
 }
@@ -26,21 +31,73 @@ export interface Daemon {
 /** How often shutdown checks whether every process has exited after SIGTERM. */
 const SHUTDOWN_POLL_MS = 10;
 
+function isLoopback(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1";
+}
+
 export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port } = parseListen(config.listen);
+  const tls = config.tlsCert || config.tlsKey;
+  if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
+
   const app: FastifyInstance = Fastify({
-    logger: { level: config.logLevel, stream: process.stderr },
+    logger: {
+      level: config.logLevel,
+      stream: process.stderr,
+      // A token may travel in the query string: logs never show one.
+      serializers: {
+        req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
+      },
+    },
+    ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
   });
+
+  const tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
+    error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
+  );
+  if (!tokens.enabled && !isLoopback(host)) {
+    if (!config.insecureNoAuth) {
+      throw new ConfigError(
+        `refusing to listen on ${host} without a token: anyone who can reach it could run commands. ` +
+          "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE), or pass --insecure-no-auth if you really mean it.",
+      );
+    }
+    app.log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
+  }
+  const stopWatchingTokens = tokens.watch();
+  const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
+
   const metrics = new Metrics();
   // Started first, while the daemon is small: every child is forked from it.
   const spawner = new Spawner();
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,
+    maxSessions: config.maxSessions,
+    maxDetachedSessions: config.maxDetachedSessions,
+    maxProcessesPerSession: config.maxProcessesPerSession,
+    maxProcesses: config.maxProcesses,
     metrics,
   });
 
-  await app.register(websocket, { options: { maxPayload: config.maxMessageBytes } });
+  await app.register(websocket, { options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol } });
+
+  // Health endpoints are open; everything else needs the token when tokens are configured.
+  const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);
+  app.addHook("onRequest", async (request, reply) => {
+    if (openPaths.has(request.url.split("?")[0]!)) return;
+    const denied = authorize(request.headers, request.url, {
+      allowedOrigins,
+      tokensRequired: tokens.enabled,
+      verify: (token) => tokens.verify(token),
+    });
+    if (!denied) return;
+    request.log.warn({ status: denied.status }, denied.message);
+    if (denied.status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
+    return reply.code(denied.status).send({ error: denied.message });
+  });
 
   app.route({
     method: "GET",
@@ -71,12 +128,21 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      stopWatchingTokens();
       await app.close();
       await terminateEverything(registry, config.killGraceMs);
       spawner.stop();
     })());
 
-  return { url: `ws://${urlHost}:${boundPort}`, port: boundPort, registry, log: app.log, metrics, close };
+  return {
+    url: `${tls ? "wss" : "ws"}://${urlHost}:${boundPort}`,
+    port: boundPort,
+    registry,
+    log: app.log,
+    metrics,
+    reloadTokens: () => tokens.reload(),
+    close,
+  };
 }
 
 /** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */

@@ -1,4 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
+import type { ManagedProcess } from "../process/managed-process.js";
+import type { Connection } from "../rpc/connection.js";
 import type { ProcessContext } from "./context.js";
 
 /**
@@ -11,11 +13,23 @@ export async function processRead(
   { session, connection }: ProcessContext,
 ): Promise<ResultOf<"process/read">> {
   const process = session.get(params.processId);
+  const endLongPoll = (params.waitMs ?? 0) > 0 ? connection.beginLongPoll() : undefined;
+  try {
+    return await readUntilChange(process, params, connection);
+  } finally {
+    endLongPoll?.();
+  }
+}
+
+async function readUntilChange(
+  process: ManagedProcess,
+  params: ParamsOf<"process/read">,
+  connection: Connection,
+): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
   const maxBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
   const deadline = Date.now() + (params.waitMs ?? 0);
   const abort = connection.closedSignal;
-
   for (;;) {
     const chunks = process.log.readAfter(afterSeq, maxBytes);
     const gap = process.log.gapAfter(afterSeq, process.exitSeq);

@@ -6,7 +6,7 @@ import { ManagedProcess } from "../process/managed-process.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 import { spawnPipe } from "../process/spawn-pipe.js";
 import { spawnPty } from "../process/spawn-pty.js";
-import { internalError, invalidParams } from "../rpc/rpc-error.js";
+import { internalError, invalidParams, limitExceeded } from "../rpc/rpc-error.js";
 import type { ProcessContext } from "./context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -24,6 +24,10 @@ export async function processStart(
   const env = buildChildEnv(params.env, params.envPolicy, process.env);
   const tty = params.tty ?? false;
   const { config, log } = connection.deps;
+  const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
+  if (argvEnvBytes > config.maxArgvEnvBytes) {
+    throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
+  }
 
   session.reserve(params.processId);
   const managed = new ManagedProcess(

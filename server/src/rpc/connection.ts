@@ -24,7 +24,8 @@ import {
   parseFrame,
 } from "./envelope.js";
 import { Outbound } from "./outbound.js";
-import { RpcError, invalidRequest } from "./rpc-error.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
 
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
@@ -46,6 +47,10 @@ export class Connection implements SessionSink {
   private readonly outbound: Outbound;
   /** Extension chosen in `initialize`: process/output as binary frames. */
   private binaryOutput = false;
+  private readonly rateLimiter: RateLimiter;
+  private longPolls = 0;
+  private handshakeTimer: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: WebSocket,
@@ -56,7 +61,16 @@ export class Connection implements SessionSink {
       { socketHighWaterBytes: deps.config.socketHighWaterBytes, processQueueBytes: deps.config.processQueueBytes },
       deps.metrics,
     );
-    socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
+    this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
+    this.handshakeTimer = setTimeout(() => {
+      deps.log.info("no initialize in time; closing the connection");
+      socket.close(1008, "initialize was not sent in time");
+    }, deps.config.handshakeTimeoutMs);
+    this.touch();
+    socket.on("message", (data, isBinary) => {
+      this.touch();
+      this.onFrame(data, isBinary);
+    });
     socket.on("close", () => this.onClose());
     socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
     this.stopHeartbeat = startHeartbeat(socket, deps.config.pingIntervalMs, deps.config.pingTimeoutMs, () =>
@@ -105,6 +119,32 @@ export class Connection implements SessionSink {
   /** Called by `initialize` once it has created or resumed a session. */
   bindSession(session: Session): void {
     this.currentSession = session;
+    clearTimeout(this.handshakeTimer);
+  }
+
+  /** Counts a waiting process/read against the connection's limit; call the result when it returns. */
+  beginLongPoll(): () => void {
+    if (this.longPolls >= this.deps.config.maxLongPolls) {
+      throw limitExceeded("maxLongPolls", `this connection already has ${this.longPolls} waiting process/read calls`);
+    }
+    this.longPolls++;
+    return () => {
+      this.longPolls--;
+    };
+  }
+
+  /** Restarts the idle timer: any frame from the client counts as activity. */
+  private touch(): void {
+    const { idleTimeoutMs } = this.deps.config;
+    if (idleTimeoutMs === 0) return;
+    if (this.idleTimer) {
+      this.idleTimer.refresh();
+      return;
+    }
+    this.idleTimer = setTimeout(() => {
+      this.deps.log.info("idle connection closed");
+      this.socket.close(4002, "idle timeout");
+    }, idleTimeoutMs);
   }
 
   /** The output options a client chose in `initialize`. */
@@ -191,6 +231,12 @@ export class Connection implements SessionSink {
         this.onNotification(message.method, message.params);
         return;
       case "request":
+        if (!this.rateLimiter.take()) {
+          const error = limitExceeded("maxRequestsPerSecond", `more than ${this.deps.config.maxRequestsPerSecond} requests per second on this connection`);
+          this.deps.metrics.errors.inc({ code: String(error.code) });
+          this.send(encodeError(message.id, error.toBody(), message.jsonrpc));
+          return;
+        }
         void this.onRequest(message.id, message.method, message.params, message.jsonrpc);
         return;
     }
@@ -234,6 +280,8 @@ export class Connection implements SessionSink {
   }
 
   private onClose(): void {
+    clearTimeout(this.handshakeTimer);
+    clearTimeout(this.idleTimer);
     this.stopHeartbeat();
     this.outbound.close();
     this.closing.abort();

@@ -4,13 +4,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared";
-import { RpcError, invalidRequest } from "../rpc/rpc-error.js";
+import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
 import type { Metrics } from "../metrics.js";
 import { Session, type SessionSink } from "./session.js";
 
 export interface RegistryOptions {
   readonly detachedSessionTtlMs: number;
   readonly closedRetentionMs: number;
+  readonly maxSessions: number;
+  readonly maxDetachedSessions: number;
+  readonly maxProcessesPerSession: number;
+  readonly maxProcesses: number;
   readonly metrics: Metrics;
 }
 
@@ -31,9 +35,16 @@ export class SessionRegistry {
   }
 
   create(sink: SessionSink): Session {
+    if (this.sessions.size >= this.options.maxSessions) {
+      throw limitExceeded("maxSessions", `the daemon has its maximum of ${this.options.maxSessions} sessions`);
+    }
     let id = newSessionId();
     while (this.sessions.has(id)) id = newSessionId();
-    const session = new Session(id, this.options.closedRetentionMs, this.options.metrics);
+    const session = new Session(id, this.options.closedRetentionMs, this.options.metrics, {
+      maxProcessesPerSession: this.options.maxProcessesPerSession,
+      maxProcesses: this.options.maxProcesses,
+      countAllProcesses: () => this.totalProcesses(),
+    });
     session.attach(sink);
     this.sessions.set(id, session);
     this.options.metrics.sessionEvents.inc({ event: "created" });
@@ -72,7 +83,19 @@ export class SessionRegistry {
     const timer = setTimeout(() => this.expire(session), this.options.detachedSessionTtlMs);
     timer.unref();
     this.expiryTimers.set(session, timer);
+    // Too many sessions waiting for a resume: the one detached longest goes first.
+    if (this.expiryTimers.size > this.options.maxDetachedSessions) {
+      const [oldest, oldestTimer] = this.expiryTimers.entries().next().value!;
+      clearTimeout(oldestTimer);
+      this.expire(oldest);
+    }
     this.updateGauges();
+  }
+
+  private totalProcesses(): number {
+    let total = 0;
+    for (const session of this.sessions.values()) total += session.size;
+    return total;
   }
 
   all(): Session[] {

@@ -3,7 +3,7 @@
  * is attached. When the socket drops the processes keep running and their
  * output keeps being retained, so a later connection can resume.
  */
-import { invalidRequest, unknownProcess } from "../rpc/rpc-error.js";
+import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 
@@ -12,6 +12,12 @@ export interface SessionSink {
   processEvent(process: ManagedProcess, event: ProcessEvent): void;
   /** Another connection took the session over: stop using it and close. */
   evicted(): void;
+}
+
+export interface SessionLimits {
+  readonly maxProcessesPerSession: number;
+  readonly maxProcesses: number;
+  readonly countAllProcesses: () => number;
 }
 
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
@@ -25,7 +31,13 @@ export class Session {
     readonly id: string,
     private readonly closedRetentionMs: number,
     readonly metrics: Metrics,
+    private readonly limits: SessionLimits,
   ) {}
+
+  /** Processes of this session, running or retained. */
+  get size(): number {
+    return this.processes.size;
+  }
 
   get attached(): boolean {
     return this.sink !== undefined;
@@ -46,9 +58,16 @@ export class Session {
     sink?.evicted();
   }
 
-  /** Claims a process id for a start; throws upstream's error if it is taken. */
+  /** Claims a process id for a start; throws upstream's error if it is taken, -32011 past a limit. */
   reserve(processId: string): void {
     if (this.processes.has(processId)) throw invalidRequest(`process ${processId} already exists`);
+    const { maxProcessesPerSession, maxProcesses, countAllProcesses } = this.limits;
+    if (this.processes.size >= maxProcessesPerSession) {
+      throw limitExceeded("maxProcessesPerSession", `this session has its maximum of ${maxProcessesPerSession} processes (running or retained)`);
+    }
+    if (countAllProcesses() >= maxProcesses) {
+      throw limitExceeded("maxProcesses", `the daemon has its maximum of ${maxProcesses} processes (running or retained)`);
+    }
     this.processes.set(processId, STARTING);
   }
 

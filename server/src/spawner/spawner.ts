@@ -58,7 +58,9 @@ export class Spawner {
 
   private startHelper(): ChildProcess {
     // A small heap is the point: forks from this process stay cheap.
-    const helper = fork(MAIN, [], { stdio: ["ignore", "ignore", "inherit", "ipc"], execArgv: ["--max-old-space-size=64"] });
+    // Nor does it need the daemon's settings (its token among them).
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
+    const helper = fork(MAIN, [], { stdio: ["ignore", "ignore", "inherit", "ipc"], execArgv: ["--max-old-space-size=64"], env });
     helper.on("message", (message: SpawnerMessage, handle?: Socket) => this.onMessage(message, handle));
     helper.on("exit", () => this.onHelperGone());
     return helper;

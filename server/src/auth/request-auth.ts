@@ -1,0 +1,86 @@
+/**
+ * Who may open the WebSocket (and read /metrics): decided in an onRequest
+ * hook, before any upgrade. A foreign browser Origin gets 403; a missing or
+ * wrong token gets 401.
+ *
+ * The token can come three ways: `Authorization: Bearer <token>` (agents,
+ * the Node SDK); a WebSocket subprotocol `execmux.bearer.<base64url(token)>`
+ * offered next to `execmux` (browsers cannot set headers; Kubernetes does the
+ * same); or `?token=` in the URL (weaker: URLs end up in histories and proxy
+ * logs).
+ */
+import type { IncomingHttpHeaders } from "node:http";
+
+export const SUBPROTOCOL = "execmux";
+export const TOKEN_SUBPROTOCOL_PREFIX = "execmux.bearer.";
+
+export interface AuthDecision {
+  readonly status: 401 | 403;
+  readonly message: string;
+}
+
+function offeredProtocols(headers: IncomingHttpHeaders): string[] {
+  const header = headers["sec-websocket-protocol"];
+  return (Array.isArray(header) ? header.join(",") : header ?? "")
+    .split(",")
+    .map((protocol) => protocol.trim())
+    .filter(Boolean);
+}
+
+/** Every token the request carries, in the order they are tried. */
+export function presentedTokens(headers: IncomingHttpHeaders, url: string): string[] {
+  const tokens: string[] = [];
+  const authorization = headers.authorization;
+  const bearer = authorization ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1] : undefined;
+  if (bearer) tokens.push(bearer.trim());
+  for (const protocol of offeredProtocols(headers)) {
+    if (!protocol.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) continue;
+    try {
+      tokens.push(Buffer.from(protocol.slice(TOKEN_SUBPROTOCOL_PREFIX.length), "base64url").toString("utf8"));
+    } catch {
+      // not base64url: ignored
+    }
+  }
+  const query = url.indexOf("?");
+  const fromQuery = query >= 0 ? new URLSearchParams(url.slice(query + 1)).get("token") : null;
+  if (fromQuery) tokens.push(fromQuery);
+  return tokens;
+}
+
+/** Same origin (a page the daemon serves), an allowed origin, or no Origin at all (not a browser). */
+export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[]): boolean {
+  const origin = headers.origin;
+  if (origin === undefined) return true;
+  if (allowed.includes("*") || allowed.includes(origin)) return true;
+  try {
+    return new URL(origin).host === headers.host;
+  } catch {
+    return false;
+  }
+}
+
+export function authorize(
+  headers: IncomingHttpHeaders,
+  url: string,
+  options: { allowedOrigins: readonly string[]; tokensRequired: boolean; verify(token: string): boolean },
+): AuthDecision | undefined {
+  if (!originAllowed(headers, options.allowedOrigins)) {
+    return { status: 403, message: "origin not allowed" };
+  }
+  if (!options.tokensRequired) return undefined;
+  // Every candidate is checked, so timing does not tell which transport matched.
+  let valid = false;
+  for (const token of presentedTokens(headers, url)) valid = options.verify(token) || valid;
+  return valid ? undefined : { status: 401, message: "missing or invalid token" };
+}
+
+/** The subprotocol to answer with: `execmux` if offered. A token is never echoed back. */
+export function selectProtocol(protocols: Set<string>): string | false {
+  return protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false;
+}
+
+/** The request URL without its query string, for logs (a token may be in it). */
+export function redactedUrl(url: string): string {
+  const query = url.indexOf("?");
+  return query >= 0 ? `${url.slice(0, query)}?[redacted]` : url;
+}
