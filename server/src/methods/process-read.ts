@@ -3,6 +3,8 @@ import type { ManagedProcess } from "../process/managed-process.js";
 import type { Connection } from "../rpc/connection.js";
 import type { ProcessContext } from "./context.js";
 
+const MAX_WAIT_MS = 3_600_000;
+
 /**
  * Retained output after `afterSeq`, long-polling up to `waitMs` until there is
  * something new: output, the exit event, or the close. Upstream's rules,
@@ -28,7 +30,8 @@ async function readUntilChange(
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
   const maxBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
-  const deadline = Date.now() + (params.waitMs ?? 0);
+  // Longer waits are cut to an hour: the client simply polls again.
+  const deadline = Date.now() + Math.min(params.waitMs ?? 0, MAX_WAIT_MS);
   const abort = connection.closedSignal;
   for (;;) {
     const chunks = process.log.readAfter(afterSeq, maxBytes);
