@@ -50,6 +50,18 @@ describe("execmux serve", () => {
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]));
   });
 
+  it("leaves no child behind even when the daemon itself is killed outright", async () => {
+    const daemon = await spawnDaemon();
+    const client = await connect(daemon.url, { reconnect: false });
+    const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 300"] });
+    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    expect(isRunning(pid)).toBe(true);
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+    // The spawner process notices its parent is gone and kills every process group it started.
+    await vi.waitFor(() => expect(isRunning(pid)).toBe(false));
+  });
+
   it("stops with a message naming the option when a setting is bad", async () => {
     const flag = await runCli(["serve", "--retained-bytes", "lots"]);
     expect(flag.code).toBe(2);

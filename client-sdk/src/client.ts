@@ -171,6 +171,7 @@ export class ExecmuxClient {
     this.handles.set(processId, handle);
     try {
       await this.request("process/start", params);
+      handle.started = true;
     } catch (error) {
       if (this.handles.get(processId) === handle) this.handles.delete(processId);
       throw error;
@@ -208,7 +209,11 @@ export class ExecmuxClient {
       (frame) => this.deliverOutput(frame.processId, frame.seq, frame.stream, frame.data),
       (reason) => this.onSocketClosed(rpc, reason),
     );
-    const cursors = Object.fromEntries([...this.handles].map(([processId, handle]) => [processId, handle.lastSeq]));
+    // Only processes the daemon confirmed: a start still waiting for this
+    // connection is not known to the daemon yet.
+    const cursors = Object.fromEntries(
+      [...this.handles].filter(([, handle]) => handle.started).map(([processId, handle]) => [processId, handle.lastSeq]),
+    );
     for (const handle of this.handles.values()) handle.unackedBytes = 0;
     const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const outputOptions = {

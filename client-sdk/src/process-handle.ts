@@ -34,6 +34,8 @@ export class ProcessHandle {
   private failure: Error | undefined;
   private readonly closeWaiters: { resolve(code: number): void; reject(error: Error): void }[] = [];
   private listening = 0;
+  /** @internal The daemon confirmed the start. */
+  started = false;
   /** @internal Output delivered but not yet acknowledged to the daemon. */
   unackedBytes = 0;
   private readonly backlog: OutputEvent[] = [];

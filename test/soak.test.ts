@@ -1,0 +1,122 @@
+/**
+ * 10,000 processes through one daemon: pipes and PTYs, some terminated, some
+ * leaving grandchildren behind, sockets dropped along the way. Afterwards no
+ * zombie, no orphan, no file descriptor growth, and flat memory.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it, vi } from "vitest";
+import { connect, type ExecmuxClient } from "@execmux/client";
+import { spawnDaemon } from "./helpers/cli.js";
+import { isRunning } from "./helpers/procfs.js";
+
+const TOTAL = 10_000;
+const WORKERS = 16;
+
+const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+
+/** Direct children of `pid`, from /proc. */
+function childrenOf(pid: number): { pid: number; state: string }[] {
+  const children: { pid: number; state: string }[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) === pid) children.push({ pid: Number(entry), state: fields[0]! });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
+}
+
+/** Output of a handle as text, once it has closed. */
+async function textOf(client: ExecmuxClient, argv: string[], tty: boolean, terminate: boolean): Promise<string> {
+  const handle = await client.start({ argv, tty });
+  let text = "";
+  let sawLine: () => void = () => undefined;
+  const firstLine = new Promise<void>((resolve) => (sawLine = resolve));
+  handle.onOutput((event) => {
+    text += Buffer.from(event.data).toString();
+    if (text.includes("\n")) sawLine();
+  });
+  if (terminate) {
+    await firstLine;
+    await handle.terminate();
+  }
+  await handle.wait();
+  return text;
+}
+
+describe("soak", () => {
+  it(`runs ${TOTAL} processes and leaves nothing behind`, async () => {
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--closed-retention-ms", "3000", "--kill-grace-ms", "200"]);
+    const daemonPid = daemon.child.pid!;
+    const clients = await Promise.all(Array.from({ length: WORKERS }, () => connect(daemon.url, { reconnect: { initialDelayMs: 10 } })));
+    const grandchildren: number[] = [];
+    let next = 0;
+    let baseline = { fds: 0, rss: 0 };
+    let midway = 0;
+
+    const runOne = async (client: ExecmuxClient, index: number) => {
+      switch (index % 10) {
+        case 0:
+        case 1:
+        case 2:
+          return textOf(client, ["true"], false, false);
+        case 3:
+        case 4:
+          return textOf(client, ["echo", String(index)], false, false);
+        case 5:
+        case 6:
+          return textOf(client, ["echo", String(index)], true, false);
+        case 7: {
+          // Terminated with a grandchild in its group.
+          const text = await textOf(client, ["sh", "-c", "sleep 300 & echo $!; wait"], false, true);
+          grandchildren.push(Number(text.trim()));
+          return text;
+        }
+        case 8:
+          return textOf(client, ["sh", "-c", "sleep 300 & echo started; wait"], true, true);
+        default: {
+          // Exits at once, leaving a grandchild behind in its process group.
+          const text = await textOf(client, ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"], false, false);
+          grandchildren.push(Number(text.trim()));
+          return text;
+        }
+      }
+    };
+
+    await Promise.all(
+      clients.map(async (client, worker) => {
+        while (next < TOTAL) {
+          const index = next++;
+          if (index === 500) baseline = { fds: fdCount(daemonPid), rss: rss(daemonPid) };
+          if (index === TOTAL / 2) midway = rss(daemonPid);
+          // Now and then a worker's socket drops mid-way; the SDK resumes.
+          if (index % 1000 === 999 && worker % 2 === 0) (client as unknown as { rpc: { close(): void } }).rpc.close();
+          await runOne(client, index);
+        }
+      }),
+    );
+    for (const client of clients) client.close();
+
+    // Retention of closed processes lapses; then nothing may be left.
+    await vi.waitFor(() => expect(grandchildren.filter(isRunning)).toEqual([]), { timeout: 20_000 });
+    const spawner = childrenOf(daemonPid).find((child) => readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes("spawner-main"))!;
+    expect(spawner).toBeDefined();
+    await vi.waitFor(() => {
+      expect(childrenOf(daemonPid).filter((child) => child.state === "Z")).toEqual([]);
+      expect(childrenOf(spawner.pid)).toEqual([]);
+    });
+    await vi.waitFor(() => expect(fdCount(daemonPid)).toBeLessThanOrEqual(baseline.fds + 5), { timeout: 10_000 });
+    const end = rss(daemonPid);
+    // Flat: the second half of the run adds (almost) nothing over the first.
+    expect(end - midway).toBeLessThan(48 * 1024 * 1024);
+    expect(end - baseline.rss).toBeLessThan(96 * 1024 * 1024);
+
+    daemon.child.kill("SIGTERM");
+    expect((await daemon.exited).code).toBe(0);
+  }, 600_000);
+});
