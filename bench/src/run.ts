@@ -46,7 +46,12 @@ async function main(): Promise<void> {
   const websocketd = ensureWebsocketd();
   const headArgs = ["head", "-c", String(STREAM_BYTES), "/dev/zero"];
   // Long TTL and retention: section 4 keeps a detached session full of output.
-  let daemon = await DaemonProcess.start(["--session-ttl-ms", "3600000", "--closed-retention-ms", "3600000"]);
+  let daemon = await DaemonProcess.start([
+    "--session-ttl-ms", "3600000",
+    "--closed-retention-ms", "3600000",
+    "--max-processes-per-session", "1000000",
+    "--max-processes", "1000000",
+  ]);
 
   // 1. Pipe throughput.
   const wsd = websocketd ? await repeat(RUNS, async () => mibps(await websocketdThroughput(websocketd, headArgs))) : undefined;

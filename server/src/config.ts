@@ -1,10 +1,12 @@
 /**
- * Every daemon setting, in one schema. Each can be given as a flag
- * (`--retained-bytes 2097152`) or an environment variable
- * (`EXECMUX_RETAINED_BYTES=2097152`); flags win. ajv checks the result once
- * at start-up, and a bad value stops the daemon with the option's name.
+ * Every daemon setting, in one schema. Each can be given in a JSON config
+ * file (`--config FILE`, `{"retainedBytes": 2097152}`), as an environment
+ * variable (`EXECMUX_RETAINED_BYTES=2097152`) or as a flag
+ * (`--retained-bytes 2097152`); later ones win. ajv checks the result once at
+ * start-up, and a bad value stops the daemon with the option's name.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { readFileSync } from "node:fs";
 import { Ajv } from "ajv";
 
 export const ConfigSchema = Type.Object(
@@ -90,6 +92,7 @@ export const ConfigSchema = Type.Object(
     maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),
     handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
     idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),
+    logPretty: Type.Boolean({ default: false, description: "Human-readable colored logs instead of JSON lines (still on stderr)." }),
     logLevel: Type.Union(
       ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
       { default: "info", description: "Log level (logs are JSON lines on stderr)." },
@@ -113,16 +116,49 @@ export const envOf = (key: ConfigKey) => envName(key);
 
 export class ConfigError extends Error {}
 
+/** A JSON config file (`--config FILE` or EXECMUX_CONFIG): an object of the same options, camelCase. */
+function readConfigFile(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${path} must hold a JSON object`);
+  }
+  for (const key of Object.keys(parsed)) {
+    if (!configKeys.includes(key as ConfigKey)) throw new ConfigError(`unknown option "${key}" in config file ${path}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `--config FILE` / `--config=FILE` taken out of argv, with the rest. */
+function splitConfigFlag(argv: readonly string[]): { file: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let file: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index]!;
+    if (argument === "--config") file = argv[++index];
+    else if (argument.startsWith("--config=")) file = argument.slice("--config=".length);
+    else rest.push(argument);
+  }
+  return { file, rest };
+}
+
 /**
- * Builds the configuration from defaults, the environment and flags. Unknown
- * flags are an error, so a typo never silently falls back to a default.
+ * Builds the configuration from defaults, a config file, the environment and
+ * flags, each overriding the one before. Unknown flags and file keys are an
+ * error, so a typo never silently falls back to a default.
  */
 export function loadConfig(
-  argv: readonly string[],
+  argvWithConfig: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   overrides: Partial<Config> = {},
 ): Config {
-  const raw: Record<string, unknown> = {};
+  const { file, rest: argv } = splitConfigFlag(argvWithConfig);
+  const configFile = file ?? env.EXECMUX_CONFIG;
+  const raw: Record<string, unknown> = configFile ? readConfigFile(configFile) : {};
   const byFlag = new Map(configKeys.map((key) => [flagOf(key), key]));
   for (const key of configKeys) {
     const value = env[envOf(key)];
@@ -180,7 +216,8 @@ export function configMarkdownTable(): string {
 }
 
 export function describeOptions(): string {
-  return configKeys
+  const configLine = `  ${"--config FILE".padEnd(22)} ${"EXECMUX_CONFIG".padEnd(30)} default none\n      A JSON file with any of the options below (camelCase keys); env and flags override it.\n`;
+  return configLine + configKeys
     .map((key) => {
       const schema = ConfigSchema.properties[key] as { default: unknown; description: string };
       return `  ${flagOf(key).padEnd(22)} ${envOf(key).padEnd(30)} default ${JSON.stringify(schema.default)}\n      ${schema.description}`;

@@ -45,7 +45,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const app: FastifyInstance = Fastify({
     logger: {
       level: config.logLevel,
-      stream: process.stderr,
+      ...(config.logPretty
+        ? { transport: { target: "pino-pretty", options: { destination: 2, colorize: true } } }
+        : { stream: process.stderr }),
       // A token may travel in the query string: logs never show one.
       serializers: {
         req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
@@ -80,6 +82,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,
     metrics,
+    log: app.log,
   });
 
   await app.register(websocket, { options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol } });
@@ -115,11 +118,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     },
   });
   app.get("/livez", async () => ({ status: "ok" }));
-  app.get("/readyz", async () => ({ status: "ready" }));
+  // Ready only once listening and able to spawn (the spawner ran a test child).
+  app.get("/readyz", async (_request, reply) =>
+    spawner.ready ? { status: "ready" } : reply.code(503).send({ status: "starting" }),
+  );
   app.get("/metrics", async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
 
+  await spawner.whenReady();
   await app.listen({ host, port });
   const address = app.server.address();
   const boundPort = typeof address === "object" && address ? address.port : port;

@@ -5,9 +5,11 @@ import type { ProcessContext } from "./context.js";
 /** `running: false` when unknown or already exited, as upstream. */
 export function processTerminate(
   params: ParamsOf<"process/terminate">,
-  { session }: ProcessContext,
+  { session, connection }: ProcessContext,
 ): ResultOf<"process/terminate"> {
   const entry = session.peek(params.processId);
   if (entry === undefined || entry === STARTING) return { running: false };
-  return { running: entry.terminate() };
+  const running = entry.terminate();
+  if (running) connection.deps.log.info({ processId: params.processId }, "process terminating (SIGTERM to its tree)");
+  return { running };
 }

@@ -6,6 +6,7 @@
  */
 import { SignalNumbers, type OutputGap, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
 import type { Child, ChildEvents } from "./child.js";
+import { OutputCoalescer } from "./output-coalescer.js";
 import { OutputLog } from "./output-log.js";
 import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
 
@@ -45,17 +46,22 @@ export class ManagedProcess {
   }
 
   /** The callbacks to hand to a spawner. */
+  private readonly coalescer = new OutputCoalescer((stream, data) => {
+    const seq = this.seqCounter++;
+    this.log.append(seq, stream, data);
+    this.publish({ kind: "output", seq, stream, data });
+  });
+
   readonly childEvents: ChildEvents = {
-    output: (stream, data) => {
-      const seq = this.seqCounter++;
-      this.log.append(seq, stream, data);
-      this.publish({ kind: "output", seq, stream, data });
-    },
+    output: (stream, data) => this.coalescer.push(stream, data),
     streamEnded: () => {
+      this.coalescer.flush();
       this.openStreams--;
       this.closeIfDone();
     },
     exited: (code, signal) => {
+      // Output read before the exit was reported keeps its place before it.
+      this.coalescer.flush();
       const seq = this.seqCounter++;
       // A signal death is reported the way shells do: 128 + signal number.
       const exitCode = code ?? 128 + (signal ? SignalNumbers[signal as keyof typeof SignalNumbers] ?? 0 : 0);

@@ -121,6 +121,11 @@ export class Outbound {
       this.metrics.flowControlPauses.inc();
     }
     else if (under) process.setPaused(this, false);
-    if (queue.frames.length === 0 && queue.unackedBytes === 0 && process.closed) this.queues.delete(process);
+    // A closed process produces nothing more: once its last frame is out, its
+    // credit no longer matters (the client may never ack its last bytes).
+    if (queue.frames.length === 0 && process.closed) {
+      process.setPaused(this, false);
+      this.queues.delete(process);
+    }
   }
 }

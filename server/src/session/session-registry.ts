@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared";
 import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
+import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
 import { Session, type SessionSink } from "./session.js";
 
@@ -16,6 +17,7 @@ export interface RegistryOptions {
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
   readonly metrics: Metrics;
+  readonly log: FastifyBaseLogger;
 }
 
 /** 128 random bits, shaped like a UUID so upstream clients that parse one accept it. */
@@ -40,7 +42,7 @@ export class SessionRegistry {
     }
     let id = newSessionId();
     while (this.sessions.has(id)) id = newSessionId();
-    const session = new Session(id, this.options.closedRetentionMs, this.options.metrics, {
+    const session = new Session(id, this.options.closedRetentionMs, this.options.metrics, this.options.log, {
       maxProcessesPerSession: this.options.maxProcessesPerSession,
       maxProcesses: this.options.maxProcesses,
       countAllProcesses: () => this.totalProcesses(),
@@ -110,6 +112,7 @@ export class SessionRegistry {
   }
 
   private expire(session: Session): void {
+    this.options.log.info({ processes: session.size }, "detached session expired; killing its processes");
     this.expiryTimers.delete(session);
     this.sessions.delete(session.id);
     session.killAll();

@@ -4,6 +4,7 @@
  * output keeps being retained, so a later connection can resume.
  */
 import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
+import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 
@@ -31,6 +32,7 @@ export class Session {
     readonly id: string,
     private readonly closedRetentionMs: number,
     readonly metrics: Metrics,
+    private readonly log: FastifyBaseLogger,
     private readonly limits: SessionLimits,
   ) {}
 
@@ -111,7 +113,9 @@ export class Session {
     if (event.kind === "output") this.metrics.outputBytes.inc({ stream: event.stream }, event.data.length);
     if (event.kind === "exited") {
       this.metrics.processesActive.dec();
-      const reason = process.info().signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
+      const { signal } = process.info();
+      this.log.info({ processId: process.processId, exitCode: event.exitCode, signal }, "process exited");
+      const reason = signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
       this.metrics.processesExited.inc({ reason });
     }
     if (event.kind === "closed") {

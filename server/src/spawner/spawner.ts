@@ -7,6 +7,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
+import { resolveExecutable } from "../process/resolve-executable.js";
 import type { SpawnRequest, SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
@@ -34,9 +35,43 @@ export class Spawner {
   private nextId = 1;
   private readonly children = new Map<number, Pending>();
   private stopped = false;
+  private selfTested = false;
 
   constructor(private readonly onHelperExit: (pids: number[]) => void = () => undefined) {
     this.process = this.startHelper();
+  }
+
+  /** True once the helper has run a test child successfully (readiness). */
+  get ready(): boolean {
+    return this.selfTested && this.process.connected;
+  }
+
+  /** Resolves once ready; rejects if the test child has not run within `timeoutMs`. */
+  async whenReady(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.ready) {
+      if (Date.now() > deadline) throw new Error("the spawner process could not run a test child (is `true` on PATH?)");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /** Spawns `true` through the helper: proves the daemon can run processes at all. */
+  private selfTest(): void {
+    let file: string;
+    try {
+      file = resolveExecutable("true", "/", process.env.PATH);
+    } catch {
+      return;
+    }
+    this.spawn({ file, args: [], argv0: "true", cwd: "/", env: {}, stdio: { kind: "pipes", stdin: false } }, (code) => {
+      this.selfTested = code === 0;
+    }).then(
+      (child) => {
+        child.stdout?.resume();
+        child.stderr?.resume();
+      },
+      () => undefined,
+    );
   }
 
   /** Spawns a child; `onExit` is called once when it has been reaped. */
@@ -63,6 +98,9 @@ export class Spawner {
     const helper = fork(MAIN, [], { stdio: ["ignore", "ignore", "inherit", "ipc"], execArgv: ["--max-old-space-size=64"], env });
     helper.on("message", (message: SpawnerMessage, handle?: Socket) => this.onMessage(message, handle));
     helper.on("exit", () => this.onHelperGone());
+    this.selfTested = false;
+    // After `this.process` is assigned by the caller.
+    queueMicrotask(() => this.selfTest());
     return helper;
   }
 
