@@ -125,22 +125,27 @@ export async function scale(daemon: DaemonProcess, sockets: number, perSocket: n
   const clients = await Promise.all(Array.from({ length: sockets }, () => connect(daemon.url)));
   const delays: number[] = [];
   let measuring = false;
-  const handles = await Promise.all(
-    clients.flatMap((client) =>
-      Array.from({ length: perSocket }, async () => {
+  // Wall clock with sub-millisecond resolution, like bash's $EPOCHREALTIME.
+  const nowSeconds = () => (performance.timeOrigin + performance.now()) / 1000;
+  const perClient = await Promise.all(
+    clients.map(async (client) => {
+      const started: ProcessHandle[] = [];
+      for (let index = 0; index < perSocket; index++) {
         const handle = await client.start({
           argv: ["bash", "-c", "while :; do echo $EPOCHREALTIME; read -t 1; done"],
           pipeStdin: true,
         });
         handle.onOutput((event) => {
           if (!measuring) return;
-          const now = Date.now() / 1000;
+          const now = nowSeconds();
           for (const line of Buffer.from(event.data).toString().trim().split("\n")) delays.push((now - Number(line)) * 1000);
         });
-        return handle;
-      }),
-    ),
+        started.push(handle);
+      }
+      return started;
+    }),
   );
+  const handles = perClient.flat();
   measuring = true;
   const cpuBefore = daemon.cpuSeconds();
   const started = performance.now();
@@ -187,8 +192,9 @@ export async function resumeLatency(daemon: DaemonProcess, cycles: number): Prom
   const client = await connect(relay.url, { reconnect: { initialDelayMs: 0, jitter: 0 } });
   const ticker = await client.start({ argv: ["bash", "-c", "while :; do echo $EPOCHREALTIME; read -t 0.005; done"], pipeStdin: true });
   const samples: number[] = [];
+  const nowSeconds = () => (performance.timeOrigin + performance.now()) / 1000;
   for (let cycle = 0; cycle < cycles; cycle++) {
-    const cutAt = Date.now() / 1000;
+    const cutAt = nowSeconds();
     const live = new Promise<void>((resolve) => {
       const off = ticker.onOutput((event) => {
         const stamps = Buffer.from(event.data).toString().trim().split("\n").map(Number);
@@ -200,7 +206,7 @@ export async function resumeLatency(daemon: DaemonProcess, cycles: number): Prom
     });
     relay.cutAll();
     await live;
-    samples.push((Date.now() / 1000 - cutAt) * 1000);
+    samples.push((nowSeconds() - cutAt) * 1000);
   }
   await ticker.terminate();
   client.close();

@@ -31,6 +31,12 @@ export interface ConnectOptions extends SocketOptions {
   requestTimeoutMs?: number;
   /** Automatic reconnect and resume; `false` turns it off. */
   reconnect?: ReconnectOptions | false;
+  /**
+   * Attach to an existing session instead of creating one (it must be
+   * detached, or held by a connection of yours that is dead: it is taken
+   * over), following `processes` from their first retained output.
+   */
+  resume?: { sessionId: string; processes?: string[] };
   /** Receive output as binary frames instead of base64 in JSON. Default true. */
   binaryOutput?: boolean;
   /**
@@ -93,6 +99,7 @@ const randomId = () => Math.random().toString(36).slice(2, 10);
 
 export class ExecmuxClient {
   private readonly handles = new Map<string, ProcessHandle>();
+  private readonly adopted = new Map<string, ProcessHandle>();
   private readonly events = new Emitter<ClientEvents>();
   private readonly reconnectOptions: ResolvedReconnectOptions;
   private rpc: RpcClient | undefined;
@@ -111,8 +118,28 @@ export class ExecmuxClient {
 
   static async connect(url: string, options: ConnectOptions = {}): Promise<ExecmuxClient> {
     const client = new ExecmuxClient(url, options);
-    await client.open(false);
+    if (options.resume) {
+      client.session = options.resume.sessionId;
+      for (const processId of options.resume.processes ?? []) client.adopt(processId);
+    }
+    await client.open(options.resume !== undefined);
     return client;
+  }
+
+  /**
+   * The handle of a process named in `connect({ resume: { processes } })`,
+   * even if it already closed during the replay.
+   */
+  handle(processId: string): ProcessHandle | undefined {
+    return this.adopted.get(processId);
+  }
+
+  /** A handle for a process the session already has; its whole retained output is replayed. */
+  private adopt(processId: string): void {
+    const handle = new ProcessHandle(processId, false, this);
+    handle.started = true;
+    this.handles.set(processId, handle);
+    this.adopted.set(processId, handle);
   }
 
   get sessionId(): string {

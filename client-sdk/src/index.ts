@@ -1,6 +1,15 @@
 export { connect, ExecmuxClient, type ConnectOptions, type StartOptions, type GapEvent } from "./client.js";
 export type { ReconnectOptions } from "./backoff.js";
 export { ProcessHandle, type OutputEvent } from "./process-handle.js";
+export {
+  UnifiedExec,
+  UnknownSessionIdError,
+  toTextOutput,
+  truncateMiddle,
+  type ExecCommandParams,
+  type ExecCommandOutput,
+  type WriteStdinParams,
+} from "./unified-exec.js";
 export { ExecmuxError, RpcRequestError, DisconnectedError, RequestTimeoutError, SessionLostError } from "./errors.js";
 export type { WebSocketLike, WebSocketConstructor, SocketOptions } from "./socket.js";
 export { decodeBase64, encodeBase64 } from "./base64.js";

@@ -5,12 +5,23 @@
  */
 import { ConfigError, describeOptions, loadConfig } from "./config.js";
 import { startDaemon, type Daemon } from "./daemon.js";
+import { attachCommand } from "./commands/attach.js";
+import { execCommand } from "./commands/exec.js";
+import { mcpCommand } from "./commands/mcp.js";
+import { psCommand } from "./commands/ps.js";
 
-const USAGE = `Usage: execmux serve [options]
+const USAGE = `Usage:
+  execmux serve [options]                 run the daemon (options below)
+  execmux exec [--tty] [--cwd DIR] [-e K=V]... [--detach] -- CMD ARGS...
+                                          run a command remotely, exit with its code
+  execmux ps --session ID                 list a session's processes
+  execmux attach --session ID PROCESS     replay and follow a process (Ctrl-] detaches)
+  execmux mcp [--cwd DIR]                 MCP server on stdio: exec_command, write_stdin
 
-Runs the execmux daemon. Every option is also an environment variable.
+Client commands take --url (EXECMUX_URL, default ws://127.0.0.1:7373),
+--token (EXECMUX_TOKEN) and --session (EXECMUX_SESSION).
 
-Options:
+Daemon options (each also an environment variable):
 ${describeOptions()}
 `;
 
@@ -51,6 +62,14 @@ async function main(): Promise<void> {
   switch (command) {
     case "serve":
       return serve(rest);
+    case "exec":
+      return execCommand(rest);
+    case "ps":
+      return psCommand(rest);
+    case "attach":
+      return attachCommand(rest);
+    case "mcp":
+      return mcpCommand(rest);
     case undefined:
     case "help":
     case "--help":
@@ -64,7 +83,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : String((error as Error)?.stack ?? error);
+  // A clear sentence for the user; the stack only when asked for (EXECMUX_DEBUG=1).
+  const message = error instanceof Error ? (process.env.EXECMUX_DEBUG ? (error.stack ?? error.message) : error.message) : String(error);
   process.stderr.write(`execmux: ${message}\n`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

@@ -1,0 +1,28 @@
+/** `execmux ps --session ID`: the processes of a session, one line each. */
+import { connect } from "@execmux/client";
+import { ConfigError } from "../config.js";
+import { parseClientArgs } from "./client-args.js";
+
+export async function psCommand(argv: string[]): Promise<void> {
+  const args = parseClientArgs(argv, process.env, {});
+  if (!args.session) throw new ConfigError("execmux ps needs --session ID (or EXECMUX_SESSION); `execmux exec --detach` prints one");
+  const client = await connect(args.url, {
+    clientName: "execmux-cli",
+    resume: { sessionId: args.session },
+    reconnect: false,
+    ...(args.token ? { token: args.token } : {}),
+  });
+  const rows = (await client.list()).map((process) => [
+    process.processId,
+    process.state,
+    String(process.pid ?? "-"),
+    process.exitCode === null ? "-" : String(process.exitCode),
+    process.signal ?? "-",
+    process.tty ? "yes" : "no",
+    String(process.nextSeq),
+  ]);
+  const header = ["PROCESS", "STATE", "PID", "EXIT", "SIGNAL", "TTY", "NEXT SEQ"];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()}\n`);
+  client.close();
+}

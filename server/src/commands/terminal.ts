@@ -1,0 +1,41 @@
+/** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
+import type { ProcessHandle } from "@execmux/client";
+
+/** Sends local stdin to the process; EOF closes its stdin. In raw mode, Ctrl-] detaches. */
+export function forwardInput(handle: ProcessHandle, options: { raw: boolean; onDetach?: () => void }): void {
+  const stdin = process.stdin;
+  if (options.raw && stdin.isTTY) stdin.setRawMode(true);
+  stdin.on("data", (data: Buffer) => {
+    if (options.raw && options.onDetach && data.includes(0x1d)) {
+      options.onDetach();
+      return;
+    }
+    void handle.write(data).catch(() => undefined);
+  });
+  stdin.on("end", () => void handle.closeStdin().catch(() => undefined));
+}
+
+/** Keeps the remote PTY's size equal to this terminal's. */
+export function followWindowSize(handle: ProcessHandle): void {
+  if (!process.stdout.isTTY) return;
+  process.on("SIGWINCH", () => {
+    void handle.resize(process.stdout.columns, process.stdout.rows).catch(() => undefined);
+  });
+}
+
+/** Writes output to the local stdout or stderr, by stream. */
+export function printOutput(handle: ProcessHandle): void {
+  handle.onOutput((event) => (event.stream === "stderr" ? process.stderr : process.stdout).write(event.data));
+  handle.onGap((gap) =>
+    process.stderr.write(`\r\n[execmux: ${gap.bytes}${gap.bytesExact ? "" : "+"} bytes of earlier output were evicted before they could be shown]\r\n`),
+  );
+}
+
+/** Leaves the terminal as it was, flushes stdout, and exits with `code`. */
+export function exitWith(code: number): never {
+  if (process.stdin.isTTY && process.stdin.isRaw) process.stdin.setRawMode(false);
+  process.stdout.write("", () => process.exit(code));
+  // If stdout never drains, exit anyway.
+  setTimeout(() => process.exit(code), 2000).unref();
+  return undefined as never;
+}

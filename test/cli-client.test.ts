@@ -1,0 +1,122 @@
+/** The `execmux` client commands as a person or a script uses them, and the MCP server with a real MCP client. */
+import { execFileSync, spawn } from "node:child_process";
+import { describe, expect, it, vi } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { startTestDaemon } from "./helpers/daemon.js";
+import { CLI, runCli } from "./helpers/cli.js";
+
+/** Runs the CLI with `input` on stdin. */
+function runWithInput(args: string[], input: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (data: Buffer) => (stdout += data.toString()));
+    child.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("execmux exec", () => {
+  it("streams stdout and stderr apart and exits with the remote exit code", async () => {
+    const daemon = await startTestDaemon();
+    const result = await runCli(["exec", "--url", daemon.url, "--", "sh", "-c", "echo to-out; echo to-err >&2; exit 7"]);
+    expect(result).toEqual({ code: 7, stdout: "to-out\n", stderr: "to-err\n" });
+    const signalled = await runCli(["exec", "--url", daemon.url, "--", "sh", "-c", "kill -TERM $$"]);
+    expect(signalled.code).toBe(143);
+  });
+
+  it("forwards stdin, sets -e variables and --cwd", async () => {
+    const daemon = await startTestDaemon();
+    const piped = await runWithInput(["exec", "--url", daemon.url, "--", "tr", "a-z", "A-Z"], "hello stdin\n");
+    expect(piped).toMatchObject({ code: 0, stdout: "HELLO STDIN\n" });
+    const env = await runCli(["exec", "--url", daemon.url, "-e", "GREETING=hi there", "--cwd", "/usr", "--", "sh", "-c", 'echo "$GREETING from $(pwd)"']);
+    expect(env.stdout).toBe("hi there from /usr\n");
+  });
+
+  it("runs --tty in a real terminal: a PTY of the terminal's size that follows resizes", async () => {
+    const daemon = await startTestDaemon();
+    const session = `execmux-tty-${process.pid}`;
+    const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
+    tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", `${process.execPath} ${CLI} exec --tty --url ${daemon.url} -- bash --norc -i`);
+    try {
+      const screen = () => tmux("capture-pane", "-p", "-t", session);
+      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 10_000 });
+      tmux("send-keys", "-t", session, "tty; stty size", "Enter");
+      await vi.waitFor(() => expect(screen()).toMatch(/\/dev\/pts\/\d+\n30 100/), { timeout: 10_000 });
+      tmux("resize-window", "-t", session, "-x", "120", "-y", "40");
+      tmux("send-keys", "-t", session, "stty size", "Enter");
+      await vi.waitFor(() => expect(screen()).toMatch(/40 120/), { timeout: 10_000 });
+      tmux("send-keys", "-t", session, "exit", "Enter");
+      await vi.waitFor(() => expect(() => tmux("has-session", "-t", session)).toThrow(), { timeout: 10_000 });
+    } finally {
+      try {
+        tmux("kill-session", "-t", session);
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  it("says clearly when the daemon is unreachable or refuses the token", async () => {
+    const unreachable = await runCli(["exec", "--url", "ws://127.0.0.1:1", "--", "true"]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/^execmux: cannot connect to ws:\/\/127\.0\.0\.1:1/);
+    const daemon = await startTestDaemon({ token: "right" });
+    const refused = await runCli(["exec", "--url", daemon.url, "--", "true"], { EXECMUX_TOKEN: "wrong" });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/refused the token \(HTTP 401\)/);
+    const accepted = await runCli(["exec", "--url", daemon.url, "--token", "right", "--", "echo", "in"]);
+    expect(accepted).toMatchObject({ code: 0, stdout: "in\n" });
+  });
+});
+
+describe("execmux ps and attach", () => {
+  it("lists a detached session's processes and attaches to one, replaying its output", async () => {
+    const daemon = await startTestDaemon();
+    const detached = await runCli(["exec", "--url", daemon.url, "--detach", "--", "sh", "-c", "echo first; read line; echo got:$line; exit 6"]);
+    const session = /session (\S+)/.exec(detached.stdout)![1]!;
+    const processId = /process (\S+)/.exec(detached.stdout)![1]!;
+    const ps = await runCli(["ps", "--url", daemon.url, "--session", session]);
+    expect(ps.stdout).toMatch(new RegExp(`^PROCESS\\s+STATE\\s+PID.*\\n${processId}\\s+running\\s+\\d+`, "m"));
+    const attached = await runWithInput(["attach", "--url", daemon.url, "--session", session, processId], "typed\n");
+    expect(attached).toMatchObject({ code: 6, stdout: "first\ngot:typed\n" });
+    const missing = await runCli(["ps", "--url", daemon.url]);
+    expect(missing.code).toBe(2);
+  });
+});
+
+describe("execmux mcp", () => {
+  it("serves exec_command and write_stdin to a real MCP client, with errors as tool errors", async () => {
+    const daemon = await startTestDaemon();
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--url", daemon.url], stderr: "ignore" });
+    const client = new Client({ name: "test-agent", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(["exec_command", "write_stdin"]);
+      expect(tools.find((tool) => tool.name === "exec_command")!.inputSchema.required).toEqual(["cmd"]);
+
+      const ran = await client.callTool({ name: "exec_command", arguments: { cmd: "echo hello from mcp", yield_time_ms: 5000 } });
+      const text = (ran.content as { text: string }[])[0]!.text;
+      expect(text).toMatch(/^Wall time: \d+\.\d{3} seconds\nProcess exited with code 0\nOutput:\n[\s\S]*hello from mcp/);
+
+      const shell = await client.callTool({ name: "exec_command", arguments: { cmd: "cat", yield_time_ms: 100 } });
+      const sessionId = Number(/session ID (\d+)/.exec((shell.content as { text: string }[])[0]!.text)![1]);
+      let echoed = "";
+      await vi.waitFor(async () => {
+        const typed = await client.callTool({ name: "write_stdin", arguments: { session_id: sessionId, chars: echoed ? "" : "ping\n", yield_time_ms: 100 } });
+        echoed += (typed.content as { text: string }[])[0]!.text;
+        expect(echoed).toContain("ping");
+      });
+
+      const bad = await client.callTool({ name: "write_stdin", arguments: { session_id: 999, chars: "x" } });
+      expect(bad.isError).toBe(true);
+      expect((bad.content as { text: string }[])[0]!.text).toBe("Error: unknown session id 999");
+    } finally {
+      await client.close();
+    }
+  });
+});
