@@ -99,11 +99,11 @@ describe("execmux mcp", () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual(["exec_command", "write_stdin"]);
       expect(tools.find((tool) => tool.name === "exec_command")!.inputSchema.required).toEqual(["cmd"]);
 
-      const ran = await client.callTool({ name: "exec_command", arguments: { cmd: "echo hello from mcp", yield_time_ms: 5000 } });
+      const ran = await client.callTool({ name: "exec_command", arguments: { cmd: "echo hello from mcp", yield_time_ms: 5000, login: false } });
       const text = (ran.content as { text: string }[])[0]!.text;
       expect(text).toMatch(/^Wall time: \d+\.\d{3} seconds\nProcess exited with code 0\nOutput:\n[\s\S]*hello from mcp/);
 
-      const shell = await client.callTool({ name: "exec_command", arguments: { cmd: "cat", yield_time_ms: 100 } });
+      const shell = await client.callTool({ name: "exec_command", arguments: { cmd: "cat", yield_time_ms: 100, login: false } });
       const sessionId = Number(/session ID (\d+)/.exec((shell.content as { text: string }[])[0]!.text)![1]);
       let echoed = "";
       await vi.waitFor(async () => {

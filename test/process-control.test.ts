@@ -1,4 +1,5 @@
 /** Signals, terminate of whole trees, resize, closeStdin. */
+import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
@@ -66,7 +67,6 @@ describe("signals", () => {
   });
 });
 
-import { readFileSync } from "node:fs";
 function readComm(pid: number): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/comm`, "latin1").trim();

@@ -3,10 +3,14 @@ import { describe, expect, it, vi } from "vitest";
 import { connect, toTextOutput, truncateMiddle, UnifiedExec, UnknownSessionIdError } from "@execmux/client";
 import { startTestDaemon } from "./helpers/daemon.js";
 
+/** Without a login shell: the machine's profile is not what these tests are about. */
 async function unified() {
   const daemon = await startTestDaemon();
   const client = await connect(daemon.url);
-  return new UnifiedExec(client);
+  const exec = new UnifiedExec(client);
+  const execCommand = exec.execCommand.bind(exec);
+  exec.execCommand = (params) => execCommand({ login: false, ...params });
+  return exec;
 }
 
 describe("unified exec", () => {

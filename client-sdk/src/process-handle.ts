@@ -73,6 +73,31 @@ export class ProcessHandle {
       this.listening--;
     };
   }
+  /**
+   * Output as text: each stream is decoded as UTF-8 on its own, with a
+   * streaming decoder, so a character split across chunks (or across a
+   * reconnect) comes out whole. The bytes stay available through onOutput.
+   */
+  onText(listener: (text: string, stream: OutputStream) => void): () => void {
+    const decoders = new Map<OutputStream, TextDecoder>();
+    const offOutput = this.onOutput((event) => {
+      let decoder = decoders.get(event.stream);
+      if (!decoder) decoders.set(event.stream, (decoder = new TextDecoder("utf-8")));
+      const text = decoder.decode(event.data, { stream: true });
+      if (text) listener(text, event.stream);
+    });
+    const offClose = this.onClose(() => {
+      for (const [stream, decoder] of decoders) {
+        const rest = decoder.decode();
+        if (rest) listener(rest, stream);
+      }
+    });
+    return () => {
+      offOutput();
+      offClose();
+    };
+  }
+
   /** Output of this process was evicted while the client was disconnected. */
   onGap(listener: (gap: GapNotification) => void): () => void {
     return this.events.on("gap", listener);

@@ -9,6 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import websocket from "@fastify/websocket";
 import { authorize, redactedUrl, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
+import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
@@ -90,7 +91,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   // Health endpoints are open; everything else needs the token when tokens are configured.
   const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);
   app.addHook("onRequest", async (request, reply) => {
-    if (openPaths.has(request.url.split("?")[0]!)) return;
+    const path = request.url.split("?")[0]!;
+    if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
     const denied = authorize(request.headers, request.url, {
       allowedOrigins,
       tokensRequired: tokens.enabled,
@@ -117,6 +119,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       new Connection(socket, { registry, config, log: request.log, metrics, spawner });
     },
   });
+  registerConsole(app);
   app.get("/livez", async () => ({ status: "ok" }));
   // Ready only once listening and able to spawn (the spawner ran a test child).
   app.get("/readyz", async (_request, reply) =>

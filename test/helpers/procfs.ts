@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** True while the pid exists and is not a zombie. */
 export function isRunning(pid: number): boolean {
@@ -27,7 +27,6 @@ export function zombieChildren(parentPid = process.pid): number[] {
   return zombies;
 }
 
-import { readdirSync } from "node:fs";
 function readdirSafe(path: string): string[] {
   try {
     return readdirSync(path);

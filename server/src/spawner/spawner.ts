@@ -26,6 +26,20 @@ interface Pending {
   pid?: number;
   stdio: (Socket | undefined)[];
   awaitedStdio: number;
+  /** Resolved, rejected or timed out: later messages about it only matter for its exit. */
+  settled: boolean;
+}
+
+const SPAWN_TIMEOUT_MS = 10_000;
+
+function killTree(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
 }
 
 export type SpawnParams = Omit<SpawnRequest, "type" | "id">;
@@ -80,7 +94,31 @@ export class Spawner {
     const request: SpawnRequest = { type: "spawn", id, ...params };
     return new Promise((resolve, reject) => {
       const awaitedStdio = params.stdio.kind === "pty" ? 0 : params.stdio.stdin ? 3 : 2;
-      this.children.set(id, { resolve, reject, onExit, stdio: [], awaitedStdio });
+      // A start must never hang: past the deadline it fails, and a child
+      // that did start is killed rather than left unreachable.
+      const timer = setTimeout(() => {
+        const pending = this.children.get(id);
+        if (!pending || pending.settled) return;
+        pending.settled = true;
+        if (pending.pid !== undefined) killTree(pending.pid);
+        for (const socket of pending.stdio) socket?.destroy();
+        reject(new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
+      }, SPAWN_TIMEOUT_MS);
+      timer.unref();
+      this.children.set(id, {
+        resolve: (child) => {
+          clearTimeout(timer);
+          resolve(child);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+        onExit,
+        stdio: [],
+        awaitedStdio,
+        settled: false,
+      });
       this.process.send(request);
     });
   }
@@ -110,7 +148,8 @@ export class Spawner {
     switch (message.type) {
       case "failed":
         this.children.delete(message.id);
-        pending.reject(new SpawnError(message.message, message.code));
+        if (!pending.settled) pending.reject(new SpawnError(message.message, message.code));
+        pending.settled = true;
         return;
       case "spawned":
         pending.pid = message.pid;
@@ -123,8 +162,13 @@ export class Spawner {
         pending.onExit(message.code, message.signal);
         return;
     }
+    if (pending.settled) {
+      handle?.destroy(); // arrived after the start had failed
+      return;
+    }
     const received = pending.stdio.filter(Boolean).length;
     if (pending.pid !== undefined && received === pending.awaitedStdio) {
+      pending.settled = true;
       pending.resolve({ pid: pending.pid, stdin: pending.stdio[0], stdout: pending.stdio[1], stderr: pending.stdio[2] });
     }
   }
@@ -139,18 +183,13 @@ export class Spawner {
     this.children.clear();
     const pids: number[] = [];
     for (const pending of orphans) {
-      if (pending.pid === undefined) {
-        pending.reject(new SpawnError("the spawner process exited", "ESPAWNER"));
+      if (pending.pid === undefined || !pending.settled) {
+        if (!pending.settled) pending.reject(new SpawnError("the spawner process exited", "ESPAWNER"));
+        if (pending.pid !== undefined) killTree(pending.pid);
         continue;
       }
       pids.push(pending.pid);
-      for (const target of [-pending.pid, pending.pid]) {
-        try {
-          process.kill(target, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
+      killTree(pending.pid);
       pending.onExit(null, "SIGKILL");
     }
     if (pids.length > 0) this.onHelperExit(pids);

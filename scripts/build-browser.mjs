@@ -1,0 +1,24 @@
+// Browser builds, run by `npm install` (prepare) and `npm run build`:
+// the SDK as one ESM file, and the web console the daemon serves at /console.
+// Everything is bundled here: the machines that run the console have no CDN.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { build } from "esbuild";
+
+const root = new URL("../", import.meta.url);
+const at = (path) => new URL(path, root).pathname;
+
+// Type-check the console (browser code, DOM types) before bundling it.
+execFileSync(process.execPath, [at("node_modules/typescript/bin/tsc"), "-p", at("server/console")], { stdio: "inherit" });
+
+const common = { bundle: true, format: "esm", platform: "browser", target: "es2022", sourcemap: true, legalComments: "none", logLevel: "warning" };
+// The SDK loads `ws` only on Node without a WebSocket; never in a browser.
+await build({ ...common, entryPoints: [at("client-sdk/dist/index.js")], outfile: at("client-sdk/dist/browser/execmux-client.js"), external: ["ws"] });
+
+const out = at("server/console-dist/");
+mkdirSync(out, { recursive: true });
+await build({ ...common, entryPoints: [at("server/console/src/main.ts")], outfile: `${out}console.js`, external: ["ws"], minify: true });
+copyFileSync(at("server/console/index.html"), `${out}index.html`);
+copyFileSync(at("node_modules/@xterm/xterm/css/xterm.css"), `${out}xterm.css`);
+copyFileSync(at("client-sdk/dist/browser/execmux-client.js"), `${out}execmux-client.js`);
+console.log("browser builds: client-sdk/dist/browser/execmux-client.js, server/console-dist/");
