@@ -1,23 +1,10 @@
 /** The `execmux` client commands as a person or a script uses them, and the MCP server with a real MCP client. */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { CLI, runCli } from "./helpers/cli.js";
-
-/** Runs the CLI with `input` on stdin. */
-function runWithInput(args: string[], input: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 describe("execmux exec", () => {
   it("streams stdout and stderr apart and exits with the remote exit code", async () => {
@@ -30,7 +17,7 @@ describe("execmux exec", () => {
 
   it("forwards stdin, sets -e variables and --cwd", async () => {
     const daemon = await startTestDaemon();
-    const piped = await runWithInput(["exec", "--url", daemon.url, "--", "tr", "a-z", "A-Z"], "hello stdin\n");
+    const piped = await runCli(["exec", "--url", daemon.url, "--", "tr", "a-z", "A-Z"], {}, "hello stdin\n");
     expect(piped).toMatchObject({ code: 0, stdout: "HELLO STDIN\n" });
     const env = await runCli(["exec", "--url", daemon.url, "-e", "GREETING=hi there", "--cwd", "/usr", "--", "sh", "-c", 'echo "$GREETING from $(pwd)"']);
     expect(env.stdout).toBe("hi there from /usr\n");
@@ -81,7 +68,7 @@ describe("execmux ps and attach", () => {
     const processId = /process (\S+)/.exec(detached.stdout)![1]!;
     const ps = await runCli(["ps", "--url", daemon.url, "--session", session]);
     expect(ps.stdout).toMatch(new RegExp(`^PROCESS\\s+STATE\\s+PID.*\\n${processId}\\s+running\\s+\\d+`, "m"));
-    const attached = await runWithInput(["attach", "--url", daemon.url, "--session", session, processId], "typed\n");
+    const attached = await runCli(["attach", "--url", daemon.url, "--session", session, processId], {}, "typed\n");
     expect(attached).toMatchObject({ code: 6, stdout: "first\ngot:typed\n" });
     const missing = await runCli(["ps", "--url", daemon.url]);
     expect(missing.code).toBe(2);

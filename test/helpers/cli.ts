@@ -41,14 +41,22 @@ export async function spawnDaemon(args: string[] = ["--listen", "ws://127.0.0.1:
   return { child, url, stdoutLines, stderr: () => stderr, exited };
 }
 
-/** Runs the CLI to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI to completion, with `input` on its stdin when given (otherwise /dev/null). */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...env },
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
+    child.stdout!.on("data", (data: Buffer) => (stdout += data.toString()));
+    child.stderr!.on("data", (data: Buffer) => (stderr += data.toString()));
     child.once("close", (code) => resolve({ code, stdout, stderr }));
+    if (input !== undefined) child.stdin!.end(input);
   });
 }
