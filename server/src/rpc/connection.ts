@@ -67,9 +67,9 @@ export class Connection implements SessionSink {
       socket.close(1008, "initialize was not sent in time");
     }, deps.config.handshakeTimeoutMs);
     this.touch();
-    socket.on("message", (data, isBinary) => {
+    socket.on("message", (data) => {
       this.touch();
-      this.onFrame(data, isBinary);
+      this.onFrame(data);
     });
     socket.on("close", () => this.onClose());
     socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
@@ -215,10 +215,9 @@ export class Connection implements SessionSink {
     this.outbound.sendControl(frame);
   }
 
-  private onFrame(data: RawData, isBinary: boolean): void {
-    // Text and binary frames are both one JSON message (upstream accepts both).
+  /** Text and binary frames alike carry one JSON message (upstream accepts both). */
+  private onFrame(data: RawData): void {
     const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as Buffer).toString("utf8");
-    void isBinary;
     const message = parseFrame(text);
     switch (message.kind) {
       case "invalid":

@@ -126,7 +126,7 @@ export class Session {
     }
   };
 
-  /** Kills every process tree at once and forgets them: expiry and shutdown. */
+  /** Kills every process tree at once: expiry and shutdown. */
   killAll(): void {
     for (const process of this.list()) process.kill();
   }
