@@ -59,19 +59,29 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
     throw new SpawnError((error as Error).message, "EPTY");
   }
   const { master: fd, slave } = pty;
+  // Our slave fd stays open until the child has exited: until then the
+  // master cannot see a hangup, so reading starts on a live terminal however
+  // fast the child is. Closing it then lets EIO mark the end of output once
+  // every other holder (grandchildren) has closed theirs too.
+  let slaveOpen = true;
+  const closeSlave = () => {
+    if (!slaveOpen) return;
+    slaveOpen = false;
+    closeSync(slave);
+  };
   let pid: number;
   try {
     ({ pid } = await spawner.spawn(
       { file, args, argv0: undefined, cwd: spec.cwd, env: spec.env, stdio: { kind: "pty", slavePath: pty.pty } },
-      (code, signal) => events.exited(code, signal),
+      (code, signal) => {
+        closeSlave();
+        events.exited(code, signal);
+      },
     ));
   } catch (error) {
+    closeSlave();
     closeSync(fd);
     throw error;
-  } finally {
-    // The child has its own slave fd now. Ours must go, or the master would
-    // never see EIO (end of output) when the child's side closes.
-    closeSync(slave);
   }
 
   const reader = new tty.ReadStream(fd);
@@ -97,6 +107,8 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
       reader.push(null);
       return reader;
     }
+    // Any other read error: take what the kernel still holds while the fd is open.
+    if (error && !ended) drainAfterHangup(fd, (data) => events.output("pty", data));
     return destroy(error);
   };
   reader.on("data", (data: Buffer) => events.output("pty", data));
