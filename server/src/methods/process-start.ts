@@ -53,7 +53,8 @@ export async function processStart(
       rows: params.rows ?? DEFAULT_ROWS,
     };
     const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
-    const child = await (tty ? spawnPty : spawnPipe)(connection.deps.spawner, spec, managed.childEvents);
+    // Pipes are forked by the spawner process; PTYs (forkpty) by the daemon itself, for now.
+    const child = await (tty ? spawnPty(spec, managed.childEvents) : spawnPipe(connection.deps.spawner, spec, managed.childEvents));
     stopTimer();
     managed.attach(child);
     session.commit(managed);

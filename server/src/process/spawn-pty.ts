@@ -1,19 +1,18 @@
 /** Children on a PTY: one output stream ("pty"), a window size, job control. */
-import { closeSync, readSync } from "node:fs";
+import { readSync } from "node:fs";
 import tty from "node:tty";
 import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
 import { FdWriter } from "./fd-writer.js";
-import { nativePty } from "./pty-native.js";
-import type { Spawner } from "../spawner/spawner.js";
+import { nativePty, spawnHelperPath } from "./pty-native.js";
 import { resolveExecutable } from "./resolve-executable.js";
+import { signalNameOf } from "@execmux/shared";
 
 /** The terminal's VEOF character, as node-pty configures it. */
 const EOF_CHARACTER = Buffer.from([4]);
 
 /**
- * The program is exec'd by `setsid -c`, which keeps argv[0] as given, so a
- * separate arg0 goes through perl's `exec {file} @argv` (perl-base is in
- * every Debian image, slim ones too).
+ * forkpty execs argv[0] as given, so a separate arg0 goes through perl's
+ * `exec {file} @argv` (perl-base is in every Debian image, slim ones too).
  */
 const EXEC_WITH_ARG0 = 'my $f = shift; exec {$f} @ARGV or do { print STDERR "exec $f: $!\\n"; exit 127 }';
 
@@ -49,41 +48,20 @@ function drainAfterHangup(fd: number, deliver: (data: Buffer) => void): void {
   }
 }
 
-export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildEvents): Promise<Child> {
+export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Child> {
   const { file, args } = commandLine(spec);
-  // The daemon opens the PTY (no fork); the spawner attaches its slave side to the child.
-  let pty: { master: number; slave: number; pty: string };
+  const envPairs = Object.keys(spec.env).map((name) => `${name}=${spec.env[name]}`);
+  let forked: { fd: number; pid: number };
   try {
-    pty = nativePty.open(spec.cols, spec.rows);
+    forked = nativePty.fork(file, args, envPairs, spec.cwd, spec.cols, spec.rows, -1, -1, true, spawnHelperPath, (code, signo) => {
+      const signal = signo > 0 ? ((signalNameOf(signo) ?? null) as NodeJS.Signals | null) : null;
+      events.exited(signal ? null : code, signal);
+    });
   } catch (error) {
     throw new SpawnError((error as Error).message, "EPTY");
   }
-  const { master: fd, slave } = pty;
-  // Our slave fd stays open until the child has exited: until then the
-  // master cannot see a hangup, so reading starts on a live terminal however
-  // fast the child is. Closing it then lets EIO mark the end of output once
-  // every other holder (grandchildren) has closed theirs too.
-  let slaveOpen = true;
-  const closeSlave = () => {
-    if (!slaveOpen) return;
-    slaveOpen = false;
-    closeSync(slave);
-  };
-  let pid: number;
-  try {
-    ({ pid } = await spawner.spawn(
-      { file, args, argv0: undefined, cwd: spec.cwd, env: spec.env, stdio: { kind: "pty", slavePath: pty.pty } },
-      (code, signal) => {
-        closeSlave();
-        events.exited(code, signal);
-      },
-    ));
-  } catch (error) {
-    closeSlave();
-    closeSync(fd);
-    throw error;
-  }
 
+  const { fd, pid } = forked;
   const reader = new tty.ReadStream(fd);
   let ended = false;
   const writer = new FdWriter(fd, () => undefined);
