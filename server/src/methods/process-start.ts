@@ -40,7 +40,7 @@ export async function processStart(
     const resolved = resolveExecutable(program, cwd, env.PATH);
     const arg0 = params.arg0 ?? undefined;
     const spec: SpawnSpec = {
-      // A PTY child is exec'd by name (execvp, by setsid), which keeps argv[0]
+      // A PTY child is exec'd by name (execvp, by forkpty), which keeps argv[0]
       // as the client wrote it; everywhere else the path found above is
       // exec'd with argv[0] set explicitly.
       file: tty && arg0 === undefined ? program : resolved,

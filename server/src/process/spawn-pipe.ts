@@ -12,7 +12,7 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
       argv0: spec.arg0,
       cwd: spec.cwd,
       env: spec.env,
-      stdio: { kind: "pipes", stdin: spec.pipeStdin },
+      pipeStdin: spec.pipeStdin,
     },
     (code, signal) => events.exited(code, signal),
   );

@@ -5,12 +5,12 @@ export interface SpawnRequest {
   readonly id: number;
   readonly file: string;
   readonly args: readonly string[];
-  /** argv[0] as the program sees it (pipes only; PTYs carry it in file/args). */
+  /** argv[0] as the program sees it. */
   readonly argv0: string | undefined;
   readonly cwd: string;
   readonly env: Record<string, string>;
-  /** Pipes: which stdio pipes to create. PTY: the slave's path, opened by the spawner. */
-  readonly stdio: { readonly kind: "pipes"; readonly stdin: boolean } | { readonly kind: "pty"; readonly slavePath: string };
+  /** Whether stdin is a pipe (else /dev/null); stdout and stderr always are. */
+  readonly pipeStdin: boolean;
 }
 
 export type SpawnerMessage =

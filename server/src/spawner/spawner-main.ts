@@ -11,13 +11,8 @@
  * the slave side to be attached to the child.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
 import type { Socket } from "node:net";
-import { resolveExecutable } from "../process/resolve-executable.js";
 import type { SpawnRequest, SpawnerMessage } from "./protocol.js";
-
-/** Found once with the daemon's PATH: the child's own PATH may not have it. */
-const SETSID = resolveExecutable("setsid", "/", process.env.PATH);
 
 const send = (message: SpawnerMessage, handle?: Socket) => {
   if (process.connected) process.send!(message, handle as never);
@@ -32,13 +27,13 @@ function holdReading(socket: NodeJS.ReadableStream | null): void {
   (socket as unknown as { _handle?: { readStop(): void } } | null)?._handle?.readStop();
 }
 
-function spawnPipes(request: SpawnRequest & { stdio: { kind: "pipes" } }): ChildProcess {
+function spawnPipes(request: SpawnRequest): ChildProcess {
   const child = spawn(request.file, request.args, {
     cwd: request.cwd,
     env: request.env,
     ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
     // A closed stdin is /dev/null: the child reads EOF at once.
-    stdio: [request.stdio.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    stdio: [request.pipeStdin ? "pipe" : "ignore", "pipe", "pipe"],
     // A new session and process group, so the whole tree can be signalled.
     detached: true,
   });
@@ -47,28 +42,13 @@ function spawnPipes(request: SpawnRequest & { stdio: { kind: "pipes" } }): Child
   return child;
 }
 
-function spawnOnPty(request: SpawnRequest & { stdio: { kind: "pty" } }): ChildProcess {
-  const slave = openSync(request.stdio.slavePath, "r+");
-  try {
-    // `setsid -c` makes the child a session leader with the PTY as its
-    // controlling terminal (job control, Ctrl-C), then execs the program.
-    return spawn(SETSID, ["-c", request.file, ...request.args], {
-      cwd: request.cwd,
-      env: request.env,
-      stdio: [slave, slave, slave],
-    });
-  } finally {
-    closeSync(slave);
-  }
-}
-
 /** Children still running, so they can be killed if the daemon dies. */
 const running = new Set<number>();
 
 process.on("message", (request: SpawnRequest) => {
   let child: ChildProcess;
   try {
-    child = request.stdio.kind === "pty" ? spawnOnPty(request as never) : spawnPipes(request as never);
+    child = spawnPipes(request);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "EUNKNOWN";
     send({ type: "failed", id: request.id, code, message: (error as Error).message });

@@ -51,7 +51,7 @@ export class Spawner {
   private stopped = false;
   private selfTested = false;
 
-  constructor(private readonly onHelperExit: (pids: number[]) => void = () => undefined) {
+  constructor() {
     this.process = this.startHelper();
   }
 
@@ -77,7 +77,7 @@ export class Spawner {
     } catch {
       return;
     }
-    this.spawn({ file, args: [], argv0: "true", cwd: "/", env: {}, stdio: { kind: "pipes", stdin: false } }, (code) => {
+    this.spawn({ file, args: [], argv0: "true", cwd: "/", env: {}, pipeStdin: false }, (code) => {
       this.selfTested = code === 0;
     }).then(
       (child) => {
@@ -93,7 +93,7 @@ export class Spawner {
     const id = this.nextId++;
     const request: SpawnRequest = { type: "spawn", id, ...params };
     return new Promise((resolve, reject) => {
-      const awaitedStdio = params.stdio.kind === "pty" ? 0 : params.stdio.stdin ? 3 : 2;
+      const awaitedStdio = params.pipeStdin ? 3 : 2;
       // A start must never hang: past the deadline it fails, and a child
       // that did start is killed rather than left unreachable.
       const timer = setTimeout(() => {
@@ -181,18 +181,15 @@ export class Spawner {
   private onHelperGone(): void {
     const orphans = [...this.children.values()];
     this.children.clear();
-    const pids: number[] = [];
     for (const pending of orphans) {
       if (pending.pid === undefined || !pending.settled) {
         if (!pending.settled) pending.reject(new SpawnError("the spawner process exited", "ESPAWNER"));
         if (pending.pid !== undefined) killTree(pending.pid);
         continue;
       }
-      pids.push(pending.pid);
       killTree(pending.pid);
       pending.onExit(null, "SIGKILL");
     }
-    if (pids.length > 0) this.onHelperExit(pids);
     if (!this.stopped) this.process = this.startHelper();
   }
 }
