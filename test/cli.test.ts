@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
 import { runCli, spawnDaemon } from "./helpers/cli.js";
-import { isRunning } from "./helpers/procfs.js";
+import { isRunning, spawnerOf } from "./helpers/procfs.js";
 
 describe("execmux serve", () => {
   it("prints exactly one ws:// line with the bound port on stdout and logs JSON to stderr", async () => {
@@ -61,6 +61,32 @@ describe("execmux serve", () => {
     // The spawner process notices its parent is gone and kills every process group it started.
     await vi.waitFor(() => expect(isRunning(pid)).toBe(false));
   });
+
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    it(`keeps serving when its spawner process is killed (${signal}), and leaves no child of it behind`, async () => {
+      const daemon = await spawnDaemon();
+      const client = await connect(daemon.url, { reconnect: false });
+      const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 300"] });
+      const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+      const spawner = spawnerOf(daemon.child.pid!)!;
+      expect(spawner).toBeDefined();
+      process.kill(spawner, signal);
+      // The child can no longer be reaped through the protocol: it is killed, and reported so.
+      expect(await handle.wait()).toBe(128 + 9);
+      await vi.waitFor(() => expect(isRunning(pid)).toBe(false));
+      // A new spawner takes over.
+      await vi.waitFor(() => expect(spawnerOf(daemon.child.pid!)).not.toBe(spawner));
+      const after = await client.start({ argv: ["sh", "-c", "echo still serving"] });
+      let text = "";
+      after.onOutput((event) => (text += Buffer.from(event.data).toString()));
+      expect(await after.wait()).toBe(0);
+      expect(text).toBe("still serving\n");
+      client.close();
+      expect(daemon.stderr()).toMatch(/the spawner process exited/);
+      daemon.child.kill("SIGTERM");
+      expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    });
+  }
 
   it("stops with a message naming the option when a setting is bad", async () => {
     const flag = await runCli(["serve", "--retained-bytes", "lots"]);

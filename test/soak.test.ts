@@ -7,29 +7,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient } from "@execmux/client";
 import { spawnDaemon } from "./helpers/cli.js";
-import { isRunning } from "./helpers/procfs.js";
+import { childrenOf, isRunning, spawnerOf } from "./helpers/procfs.js";
 
 const TOTAL = 10_000;
 const WORKERS = 16;
 
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
-
-/** Direct children of `pid`, from /proc. */
-function childrenOf(pid: number): { pid: number; state: string }[] {
-  const children: { pid: number; state: string }[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) === pid) children.push({ pid: Number(entry), state: fields[0]! });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return children;
-}
 
 /** Output of a handle as text, once it has closed. */
 async function textOf(client: ExecmuxClient, argv: string[], tty: boolean, terminate: boolean): Promise<string> {
@@ -104,11 +88,11 @@ describe("soak", () => {
 
     // Retention of closed processes lapses; then nothing may be left.
     await vi.waitFor(() => expect(grandchildren.filter(isRunning)).toEqual([]), { timeout: 20_000 });
-    const spawner = childrenOf(daemonPid).find((child) => readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes("spawner-main"))!;
+    const spawner = spawnerOf(daemonPid)!;
     expect(spawner).toBeDefined();
     await vi.waitFor(() => {
       expect(childrenOf(daemonPid).filter((child) => child.state === "Z")).toEqual([]);
-      expect(childrenOf(spawner.pid)).toEqual([]);
+      expect(childrenOf(spawner)).toEqual([]);
     });
     await vi.waitFor(() => expect(fdCount(daemonPid)).toBeLessThanOrEqual(baselineFds + 5), { timeout: 10_000 });
     // Flat: garbage collection makes RSS a sawtooth, so compare the peaks of

@@ -27,6 +27,33 @@ export function zombieChildren(parentPid = process.pid): number[] {
   return zombies;
 }
 
+/** Direct children of `pid`, with their state letter (Z for a zombie), from /proc. */
+export function childrenOf(pid: number): { pid: number; state: string }[] {
+  const children: { pid: number; state: string }[] = [];
+  for (const entry of readdirSafe("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) === pid) children.push({ pid: Number(entry), state: fields[0]! });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
+}
+
+/** The daemon's spawner helper process (see server/src/spawner). */
+export function spawnerOf(daemonPid: number): number | undefined {
+  return childrenOf(daemonPid).find((child) => {
+    try {
+      return readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes("spawner-main");
+    } catch {
+      return false;
+    }
+  })?.pid;
+}
+
 function readdirSafe(path: string): string[] {
   try {
     return readdirSync(path);

@@ -57,8 +57,9 @@ process.on("message", (request: SpawnRequest) => {
   child.once("error", (error: NodeJS.ErrnoException) =>
     send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message }),
   );
+  // Known from here, so a kill of this helper takes it along even before it is reported.
+  if (child.pid !== undefined) running.add(child.pid);
   child.once("spawn", () => {
-    running.add(child.pid!);
     send({ type: "spawned", id: request.id, pid: child.pid! });
     // Handles leave this process with the message: the daemon owns them from here.
     ([0, 1, 2] as const).forEach((fd) => {
@@ -72,9 +73,8 @@ process.on("message", (request: SpawnRequest) => {
   });
 });
 
-// The daemon is gone (even killed outright: the IPC channel closes with it).
-// Take every child's process group with it rather than leave orphans.
-process.on("disconnect", () => {
+/** Takes every child's process group with this process rather than leave orphans. */
+function killAllAndExit(): never {
   for (const pid of running) {
     for (const target of [-pid, pid]) {
       try {
@@ -85,4 +85,10 @@ process.on("disconnect", () => {
     }
   }
   process.exit(0);
-});
+}
+
+// The daemon is gone (even killed outright: the IPC channel closes with it).
+process.on("disconnect", killAllAndExit);
+// Signalled on its own (it has a process group of its own, so this is not
+// the daemon's shutdown): the children would be unreachable once it is gone.
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, killAllAndExit);

@@ -51,7 +51,8 @@ export class Spawner {
   private stopped = false;
   private selfTested = false;
 
-  constructor() {
+  /** `onHelperExit` hears of every unplanned exit of the helper (it is restarted). */
+  constructor(private readonly onHelperExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined) {
     this.process = this.startHelper();
   }
 
@@ -119,7 +120,22 @@ export class Spawner {
         awaitedStdio,
         settled: false,
       });
-      this.process.send(request);
+      this.sendRequest(id, request);
+    });
+  }
+
+  /** A helper that has just died cannot take the request; the start fails rather than the daemon. */
+  private sendRequest(id: number, request: SpawnRequest): void {
+    const fail = () => {
+      const pending = this.children.get(id);
+      if (!pending || pending.settled) return;
+      this.children.delete(id);
+      pending.settled = true;
+      pending.reject(new SpawnError("the spawner process is restarting; try again", "ESPAWNER"));
+    };
+    if (!this.process.connected) return fail();
+    this.process.send(request, (error) => {
+      if (error) fail();
     });
   }
 
@@ -133,9 +149,22 @@ export class Spawner {
     // A small heap is the point: forks from this process stay cheap.
     // Nor does it need the daemon's settings (its token among them).
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
-    const helper = fork(MAIN, [], { stdio: ["ignore", "ignore", "inherit", "ipc"], execArgv: ["--max-old-space-size=64"], env });
+    const helper = fork(MAIN, [], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      execArgv: ["--max-old-space-size=64"],
+      env,
+      // Its own process group: a Ctrl-C or a supervisor's signal to the
+      // daemon's group must reach the daemon, which then terminates children
+      // gracefully through this helper, not kill the helper underneath it.
+      detached: true,
+    });
     helper.on("message", (message: SpawnerMessage, handle?: Socket) => this.onMessage(message, handle));
-    helper.on("exit", () => this.onHelperGone());
+    // EPIPE when a request races the helper's death: "exit" follows and restarts it.
+    helper.on("error", () => undefined);
+    helper.on("exit", (code, signal) => {
+      if (!this.stopped) this.onHelperExit(code, signal);
+      this.onHelperGone();
+    });
     this.selfTested = false;
     // After `this.process` is assigned by the caller.
     queueMicrotask(() => this.selfTest());
@@ -153,6 +182,8 @@ export class Spawner {
         return;
       case "spawned":
         pending.pid = message.pid;
+        // The start already failed (timed out): nobody can reach this child.
+        if (pending.settled) killTree(message.pid);
         break;
       case "stdio":
         pending.stdio[message.fd] = handle;
