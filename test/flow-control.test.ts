@@ -80,6 +80,38 @@ describe("flow control", () => {
     await client.closedOf("f");
     expect(outputBytes(client, "f")).toBe(3_000_000);
   });
+
+  it("holds each process to the smaller shared window while another process of the socket also sends output", async () => {
+    const daemon = await startTestDaemon({ sharedAckWindowBytes: 65_536 });
+    const client = await WireClient.connect(daemon.url);
+    const result = await client.call("initialize", { clientName: "shared", ackWindowBytes: 16 * 1024 * 1024 });
+    expect(result).toMatchObject({ ackWindowBytes: 16 * 1024 * 1024, sharedAckWindowBytes: 65_536 });
+    client.send({ method: "initialized" });
+    const start = (processId: string, script: string) =>
+      client.call("process/start", { processId, argv: ["sh", "-c", script], cwd: "/", env: { PATH }, tty: false });
+    await start("ticker", "while :; do echo tick; sleep 0.01; done");
+    await vi.waitUntil(() => client.output("ticker").includes("tick"));
+    // Alone, this flood would fit in the client's 16 MiB window and never pause.
+    await start("flood", "head -c 4000000 /dev/zero");
+    const flood = () => daemon.registry.all()[0]!.find("flood")!;
+    await vi.waitUntil(() => flood().paused && outputBytes(client, "flood") > 0, { timeout: 20_000 });
+    // One chunk may cross the window before the pause takes effect.
+    expect(outputBytes(client, "flood")).toBeLessThanOrEqual(65_536 + 65_536);
+    let acked = 0;
+    await vi.waitUntil(
+      () => {
+        const received = outputBytes(client, "flood");
+        if (received > acked) {
+          client.send({ method: "process/ack", params: { processId: "flood", bytes: received - acked } });
+          acked = received;
+        }
+        return client.notifications("flood").some((message) => message.method === "process/closed");
+      },
+      { timeout: 20_000, interval: 5 },
+    );
+    expect(outputBytes(client, "flood")).toBe(4_000_000);
+    await client.call("process/terminate", { processId: "ticker" });
+  });
 });
 
 describe("binary output frames", () => {

@@ -1,4 +1,5 @@
 /** Signals, terminate of whole trees, resize, closeStdin. */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
@@ -147,6 +148,22 @@ describe("PTY size and stdin", () => {
     expect(await client.call("process/closeStdin", { processId: "pty" })).toEqual({ status: "accepted" });
     await client.closedOf("pty");
     expect(client.output("pty")).toContain("got-eof");
+  });
+
+  it("delivers a large paste into a PTY whole and in order, though the terminal takes only a few KiB at a time", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    // Raw mode: no line limit, no echo. The child starts reading late, so the
+    // kernel's input buffer fills and the rest waits in the daemon.
+    await start(client, "paste", ["sh", "-c", "stty raw -echo; echo ready; sleep 0.5; head -c 3000000 | cksum"], { tty: true });
+    await vi.waitUntil(() => client.output("paste").includes("ready"));
+    const lines = Array.from({ length: 30_000 }, (_, index) => `${String(index).padStart(99, "-")}\n`).join("");
+    for (let offset = 0; offset < lines.length; offset += 100_000) {
+      await client.call("process/write", { processId: "paste", chunk: b64(lines.slice(offset, offset + 100_000)) });
+    }
+    await client.closedOf("paste");
+    const expected = execFileSync("cksum", { input: lines }).toString().trim();
+    expect(client.output("paste").split("ready")[1]!.trim()).toBe(expected);
   });
 
   it("acknowledges a repeated writeId without writing twice", async () => {

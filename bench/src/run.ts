@@ -99,6 +99,14 @@ async function main(): Promise<void> {
       record({ scenario: name, metric: "p99", unit: "ms", value: p99, target: `< ${limit} ms`, met: p99.median < limit });
     }
   }
+  // Why the SDK acks by default: the same flood with credit flow control off.
+  {
+    const p99s: number[] = [];
+    for (let run = 0; run < Math.min(RUNS, 3); run++) {
+      p99s.push((await scenario.echoLatency(daemon.url, { tty: false, flood: true, roundTrips: ROUND_TRIPS, acks: false })).p99);
+    }
+    record({ scenario: "3. echo, pipe, other process flooding, acks off", metric: "p99", unit: "ms", value: summarize(p99s) });
+  }
 
   // 5. Scale. A failure is reported in the table rather than ending the run.
   await daemon.stop();

@@ -40,9 +40,12 @@ async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promis
   return samples;
 }
 
-/** Echo latency through `cat` (pipe) or a PTY's echo, optionally while another process floods the socket. */
-export async function echoLatency(url: string, options: { tty: boolean; flood: boolean; roundTrips: number }): Promise<{ p50: number; p99: number }> {
-  const client = await connect(url);
+/** Echo latency through `cat` (pipe) or a PTY's echo, optionally while another process floods the socket (`acks: false`: without credit flow control). */
+export async function echoLatency(
+  url: string,
+  options: { tty: boolean; flood: boolean; roundTrips: number; acks?: boolean },
+): Promise<{ p50: number; p99: number }> {
+  const client = await connect(url, options.acks === false ? { ackWindowBytes: false } : {});
   try {
     const flood = options.flood ? await client.start({ argv: ["cat", "/dev/zero"] }) : undefined;
     flood?.onOutput(() => undefined);

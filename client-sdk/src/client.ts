@@ -41,9 +41,10 @@ export interface ConnectOptions extends SocketOptions {
   binaryOutput?: boolean;
   /**
    * Credit flow control: the daemon pauses a process once this many of its
-   * output bytes were sent but not yet delivered to the application. Keeps a
-   * flooding process from queueing megabytes ahead of everything else on the
-   * socket. Default 1 MiB; `false` turns it off.
+   * output bytes were sent but not yet delivered to the application (and,
+   * while several processes send output, once the daemon's smaller shared
+   * window is reached, which keeps a flood from queueing megabytes ahead of
+   * another process's echo). Default 16 MiB; `false` turns it off.
    */
   ackWindowBytes?: number | false;
 }
@@ -91,7 +92,7 @@ type ClientEvents = {
 const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "process/write", "process/resize"]);
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-const DEFAULT_ACK_WINDOW_BYTES = 1024 * 1024;
+const DEFAULT_ACK_WINDOW_BYTES = 16 * 1024 * 1024;
 let processCounter = 0;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -104,6 +105,8 @@ export class ExecmuxClient {
   private readonly reconnectOptions: ResolvedReconnectOptions;
   private rpc: RpcClient | undefined;
   private session = "";
+  /** Acks go out once this much output of a process was delivered (undefined: acks off). */
+  private ackEveryBytes: number | undefined;
   /** Set once the client is closed or the session lost: every request fails with it. */
   private finalError: ExecmuxError | undefined;
   /** The one reconnect loop, shared by every caller waiting for a connection. */
@@ -260,6 +263,9 @@ export class ExecmuxClient {
         throw error;
       });
     this.session = result.sessionId;
+    // A quarter of the smallest window the daemon may apply, so credit never runs dry.
+    const window = result.sharedAckWindowBytes ?? this.ackWindowBytes;
+    this.ackEveryBytes = window ? Math.max(1, Math.floor(window / 4)) : undefined;
     this.rpc = rpc;
     rpc.notify("initialized", {});
     for (const processId of result.unknownProcessIds ?? []) {
@@ -343,17 +349,17 @@ export class ExecmuxClient {
 
   /**
    * Hands output to its handle, then gives the daemon credit for it: acks go
-   * out in batches of a quarter window, so the window never runs dry while
-   * the application keeps up.
+   * out in batches of a quarter (shared) window, so the window never runs dry
+   * while the application keeps up.
    */
   private deliverOutput(processId: string, seq: number, stream: OutputStream, data: Uint8Array): void {
     const handle = this.handles.get(processId);
     if (!handle) return;
     handle.deliverOutput(seq, stream, data);
-    const window = this.ackWindowBytes;
-    if (!window) return;
+    const ackEvery = this.ackEveryBytes;
+    if (!ackEvery) return;
     handle.unackedBytes += data.length;
-    if (handle.unackedBytes >= window / 4) {
+    if (handle.unackedBytes >= ackEvery) {
       this.rpc?.notify("process/ack", { processId, bytes: handle.unackedBytes });
       handle.unackedBytes = 0;
     }

@@ -51,7 +51,9 @@ export const InitializeParamsSchema = Type.Object(
     binaryOutput: Opt(Type.Boolean()),
     /** Extension: credit-based flow control. The daemon sends at most this
      * many output bytes per process that the client has not acknowledged with
-     * `process/ack`, pausing the process (it blocks on write) until it does. */
+     * `process/ack`, pausing the process (it blocks on write) until it does.
+     * While several processes of the socket send output, the window is the
+     * smaller `sharedAckWindowBytes` of the reply. */
     ackWindowBytes: Opt(Type.Integer({ minimum: 1024 })),
   },
   { additionalProperties: false },
@@ -61,6 +63,12 @@ export const InitializeResultSchema = Type.Object({
   /** Extension, only with `cursors`: processes named there that the session
    * no longer has (closed and past retention): their end was missed. */
   unknownProcessIds: Type.Optional(Type.Array(ProcessIdSchema)),
+  /** Extension, only with `ackWindowBytes`: the window while one process
+   * sends output on the socket (the client's own), and the window each
+   * process gets while several do. Acknowledge at least every quarter of the
+   * shared one, or a process may stall waiting for credit. */
+  ackWindowBytes: Type.Optional(Type.Integer()),
+  sharedAckWindowBytes: Type.Optional(Type.Integer()),
 });
 
 // ---------------------------------------------------------------- process/start

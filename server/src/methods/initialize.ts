@@ -17,15 +17,13 @@ export function initialize(
       ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
       : registry.create(connection);
     connection.bindSession(session);
-    connection.configureOutput(params);
+    const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");
+    const result: ResultOf<"initialize"> = { sessionId: session.id, ...windows };
     const cursors = params.cursors;
-    if (!params.resumeSessionId || !cursors) return { sessionId: session.id };
+    if (!params.resumeSessionId || !cursors) return result;
     afterReply(() => connection.replay(session, cursors));
-    return {
-      sessionId: session.id,
-      unknownProcessIds: Object.keys(cursors).filter((processId) => session.peek(processId) === undefined),
-    };
+    return { ...result, unknownProcessIds: Object.keys(cursors).filter((processId) => session.peek(processId) === undefined) };
   } catch (error) {
     // A refused resume leaves the socket usable for a fresh initialize.
     connection.abandonInitialize();

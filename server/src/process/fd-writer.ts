@@ -1,13 +1,23 @@
-import { write } from "node:fs";
+import { writeSync } from "node:fs";
+
+/** Longest wait between retries while the child reads none of its input. */
+const MAX_RETRY_MS = 20;
 
 /**
- * Ordered writes to a non-blocking file descriptor (a PTY master). A full
- * kernel buffer (EAGAIN) is retried on the next turn of the event loop rather
- * than blocking it, as node-pty's own writer does.
+ * Ordered writes to a non-blocking file descriptor (a PTY master).
+ *
+ * Written synchronously: on a non-blocking fd that never blocks, and a
+ * keystroke reaches the child at once instead of after a round trip through
+ * libuv's thread pool (which, on a busy machine, was most of a PTY echo's
+ * latency). What the kernel cannot take now (EAGAIN, or a partial write)
+ * waits here: retried on the next turn while the child keeps reading, then
+ * with a growing delay, so a child that stops reading costs no CPU.
  */
 export class FdWriter {
   private readonly queue: { data: Buffer; offset: number }[] = [];
   private closed = false;
+  private retryMs = 0;
+  private retry: NodeJS.Immediate | NodeJS.Timeout | undefined;
 
   constructor(
     private readonly fd: number,
@@ -24,24 +34,38 @@ export class FdWriter {
   close(): void {
     this.closed = true;
     this.queue.length = 0;
+    clearImmediate(this.retry as NodeJS.Immediate);
+    clearTimeout(this.retry as NodeJS.Timeout);
   }
 
   private flush(): void {
-    const task = this.queue[0];
-    if (this.closed || !task) return;
-    write(this.fd, task.data, task.offset, task.data.length - task.offset, null, (error, written) => {
-      if (error) {
-        if (error.code === "EAGAIN") {
-          setImmediate(() => this.flush());
-          return;
-        }
+    this.retry = undefined;
+    let progressed = false;
+    for (let task = this.queue[0]; task && !this.closed; task = this.queue[0]) {
+      let written: number;
+      try {
+        written = writeSync(this.fd, task.data, task.offset, task.data.length - task.offset);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EAGAIN") break;
         this.close();
-        this.onError(error);
+        this.onError(error as NodeJS.ErrnoException);
         return;
       }
+      progressed ||= written > 0;
       task.offset += written;
-      if (task.offset >= task.data.length) this.queue.shift();
-      this.flush();
-    });
+      if (task.offset < task.data.length) break; // the kernel buffer is full
+      this.queue.shift();
+    }
+    if (this.closed || this.queue.length === 0) {
+      this.retryMs = 0;
+      return;
+    }
+    if (progressed) {
+      this.retryMs = 0;
+      this.retry = setImmediate(() => this.flush());
+    } else {
+      this.retryMs = Math.min(MAX_RETRY_MS, Math.max(1, this.retryMs * 2));
+      this.retry = setTimeout(() => this.flush(), this.retryMs);
+    }
   }
 }

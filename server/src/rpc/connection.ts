@@ -58,7 +58,11 @@ export class Connection implements SessionSink {
   ) {
     this.outbound = new Outbound(
       socket,
-      { socketHighWaterBytes: deps.config.socketHighWaterBytes, processQueueBytes: deps.config.processQueueBytes },
+      {
+        socketHighWaterBytes: deps.config.socketHighWaterBytes,
+        processQueueBytes: deps.config.processQueueBytes,
+        sharedAckWindowBytes: deps.config.sharedAckWindowBytes,
+      },
       deps.metrics,
     );
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
@@ -147,10 +151,10 @@ export class Connection implements SessionSink {
     }, idleTimeoutMs);
   }
 
-  /** The output options a client chose in `initialize`. */
-  configureOutput(options: { binaryOutput?: boolean | null; ackWindowBytes?: number | null }): void {
+  /** The output options a client chose in `initialize`; with acks, the windows for its reply. */
+  configureOutput(options: { binaryOutput?: boolean | null; ackWindowBytes?: number | null }) {
     this.binaryOutput = options.binaryOutput ?? false;
-    if (options.ackWindowBytes) this.outbound.enableAcks(options.ackWindowBytes);
+    return options.ackWindowBytes ? this.outbound.enableAcks(options.ackWindowBytes) : undefined;
   }
 
   /** Credit flow control: the client consumed `bytes` of a process's output. */

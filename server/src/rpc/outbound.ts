@@ -15,7 +15,12 @@ export interface OutboundLimits {
   readonly socketHighWaterBytes: number;
   /** Pause a process once this much of its output waits here. */
   readonly processQueueBytes: number;
+  /** Credit window per process while the socket is shared (see `sharedUntil`). */
+  readonly sharedAckWindowBytes: number;
 }
+
+/** The socket counts as shared this long after output of two processes interleaved. */
+const SHARED_FOR_MS = 100;
 
 interface ProcessQueue {
   readonly frames: { frame: string | Buffer; bytes: number }[];
@@ -32,6 +37,15 @@ export class Outbound {
   /** Credit flow control: pause a process with this many bytes sent but not
    * acknowledged by the client (undefined: off, the default). */
   private ackWindowBytes: number | undefined;
+  /**
+   * A process alone on the socket gets the client's whole window: deep
+   * buffers are what make a single stream fast. Once output of another
+   * process interleaves with it, every process gets the (smaller) shared
+   * window until the socket has been single-process again for a while, so
+   * a keystroke's echo never waits behind more than that much of a flood.
+   */
+  private sharedUntil = 0;
+  private lastSender: ManagedProcess | undefined;
   private readonly onSent = () => this.pump();
 
   constructor(
@@ -57,8 +71,10 @@ export class Outbound {
     this.pump();
   }
 
-  enableAcks(windowBytes: number): void {
+  /** Turns credit flow control on; returns the windows the client must ack within. */
+  enableAcks(windowBytes: number): { ackWindowBytes: number; sharedAckWindowBytes: number } {
     this.ackWindowBytes = windowBytes;
+    return { ackWindowBytes: windowBytes, sharedAckWindowBytes: Math.min(windowBytes, this.limits.sharedAckWindowBytes) };
   }
 
   /** The client consumed `bytes` of a process's output (credit flow control). */
@@ -76,6 +92,7 @@ export class Outbound {
     this.ready.length = 0;
     for (const process of this.queues.keys()) process.setPaused(this, false);
     this.queues.clear();
+    this.lastSender = undefined;
   }
 
   private queueOf(process: ManagedProcess): ProcessQueue {
@@ -100,6 +117,10 @@ export class Outbound {
       if (!process) return;
       const queue = this.queues.get(process)!;
       const next = queue.frames.shift()!;
+      if (process !== this.lastSender) {
+        if (this.lastSender !== undefined) this.sharedUntil = performance.now() + SHARED_FOR_MS;
+        this.lastSender = process;
+      }
       queue.queuedBytes -= next.bytes;
       if (this.ackWindowBytes !== undefined) queue.unackedBytes += next.bytes;
       if (queue.frames.length > 0) this.ready.push(process);
@@ -109,10 +130,16 @@ export class Outbound {
     }
   }
 
+  private currentAckWindow(): number | undefined {
+    const window = this.ackWindowBytes;
+    if (window === undefined || performance.now() >= this.sharedUntil) return window;
+    return Math.min(window, this.limits.sharedAckWindowBytes);
+  }
+
   /** Pause past the limits, resume below half of them (hysteresis, so it does not flap). */
   private updatePause(process: ManagedProcess, queue: ProcessQueue): void {
     const { processQueueBytes } = this.limits;
-    const ackWindowBytes = this.ackWindowBytes;
+    const ackWindowBytes = this.currentAckWindow();
     const over = queue.queuedBytes > processQueueBytes || (ackWindowBytes !== undefined && queue.unackedBytes > ackWindowBytes);
     const under =
       queue.queuedBytes <= processQueueBytes / 2 && (ackWindowBytes === undefined || queue.unackedBytes <= ackWindowBytes / 2);
