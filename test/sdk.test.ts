@@ -65,6 +65,34 @@ describe("client SDK", () => {
     client.close();
   });
 
+  it("with manualAcks, lets the daemon send only what the application acknowledged it consumed", async () => {
+    const daemon = await startTestDaemon();
+    const client = await connect(daemon.url, { ackWindowBytes: 65_536, manualAcks: true });
+    const handle = await client.start({ argv: ["head", "-c", "1000000", "/dev/zero"] });
+    const consumed: Uint8Array[] = [];
+    handle.onOutput((event) => consumed.push(event.data));
+    const flood = () => daemon.registry.all()[0]!.find(handle.processId)!;
+    await vi.waitUntil(() => flood().paused && consumed.length > 0);
+    const delivered = () => consumed.reduce((sum, chunk) => sum + chunk.length, 0);
+    // One chunk may cross the window before the pause takes effect.
+    expect(delivered()).toBeLessThanOrEqual(2 * 65_536);
+    // The application "renders" what it has, and acknowledges it; then more comes.
+    let closed = false;
+    handle.onClose(() => (closed = true));
+    let acked = 0;
+    await vi.waitUntil(
+      () => {
+        handle.ack(delivered() - acked);
+        acked = delivered();
+        return closed;
+      },
+      { timeout: 20_000, interval: 5 },
+    );
+    await handle.wait();
+    expect(delivered()).toBe(1_000_000);
+    client.close();
+  });
+
   it("turns daemon errors into RpcRequestError with the protocol's code", async () => {
     const daemon = await startTestDaemon();
     const client = await connect(daemon.url);

@@ -13,6 +13,10 @@ import * as scenario from "./scenarios.js";
 import { percentile, repeat, sortNumbers, summarize, type Summary } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
+/** `--only 1,5` runs just those sections (numbered as in the table). */
+const onlyIndex = process.argv.indexOf("--only");
+const only = onlyIndex >= 0 ? new Set((process.argv[onlyIndex + 1] ?? "").split(",").map(Number)) : undefined;
+const wanted = (section: number) => !only || only.has(section);
 const RUNS = quick ? 2 : 5;
 const MiB = 1024 * 1024;
 const STREAM_BYTES = (quick ? 32 : 256) * MiB;
@@ -54,128 +58,136 @@ async function main(): Promise<void> {
   ]);
 
   // 1. Pipe throughput.
-  const wsd = websocketd ? await repeat(RUNS, async () => mibps(await websocketdThroughput(websocketd, headArgs))) : undefined;
-  for (const binaryOutput of [true, false]) {
-    const value = await repeat(RUNS, async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: false, binaryOutput })));
-    const ratio = wsd ? value.median / wsd.median : undefined;
-    const need = binaryOutput ? 1.0 : 0.4;
-    record({
-      scenario: "1. throughput, pipe",
-      metric: binaryOutput ? "binary mode" : "JSON mode",
-      unit: "MiB/s",
-      value,
-      ...(wsd ? { baseline: { name: "websocketd --binary", value: wsd } } : {}),
-      ...(ratio !== undefined ? { ratio, met: ratio >= need } : {}),
-      target: `>= ${need} x websocketd`,
-    });
+  if (wanted(1)) {
+    const wsd = websocketd ? await repeat(RUNS, async () => mibps(await websocketdThroughput(websocketd, headArgs))) : undefined;
+    for (const binaryOutput of [true, false]) {
+      const value = await repeat(RUNS, async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: false, binaryOutput })));
+      const ratio = wsd ? value.median / wsd.median : undefined;
+      const need = binaryOutput ? 1.0 : 0.4;
+      record({
+        scenario: "1. throughput, pipe",
+        metric: binaryOutput ? "binary mode" : "JSON mode",
+        unit: "MiB/s",
+        value,
+        ...(wsd ? { baseline: { name: "websocketd --binary", value: wsd } } : {}),
+        ...(ratio !== undefined ? { ratio, met: ratio >= need } : {}),
+        target: `>= ${need} x websocketd`,
+      });
+    }
   }
-
   // 2. PTY throughput.
-  const bare = await repeat(RUNS, async () => mibps(await barePtyThroughput(STREAM_BYTES)));
-  const pty = await repeat(RUNS, async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: true, binaryOutput: true })));
-  record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median, target: ">= 0.9 x bare node-pty", met: pty.median / bare.median >= 0.9 });
-
+  if (wanted(2)) {
+    const bare = await repeat(RUNS, async () => mibps(await barePtyThroughput(STREAM_BYTES)));
+    const pty = await repeat(RUNS, async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: true, binaryOutput: true })));
+    record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median, target: ">= 0.9 x bare node-pty", met: pty.median / bare.median >= 0.9 });
+  }
   // 3. Echo latency.
-  const wsdEcho = websocketd ? sortNumbers(await websocketdEcho(websocketd, ROUND_TRIPS)) : undefined;
-  for (const tty of [false, true]) {
-    for (const flood of [false, true]) {
-      const p50s: number[] = [];
+  if (wanted(3)) {
+    const wsdEcho = websocketd ? sortNumbers(await websocketdEcho(websocketd, ROUND_TRIPS)) : undefined;
+    for (const tty of [false, true]) {
+      for (const flood of [false, true]) {
+        const p50s: number[] = [];
+        const p99s: number[] = [];
+        for (let run = 0; run < Math.min(RUNS, 3); run++) {
+          const { p50, p99 } = await scenario.echoLatency(daemon.url, { tty, flood, roundTrips: ROUND_TRIPS });
+          p50s.push(p50);
+          p99s.push(p99);
+        }
+        const name = `3. echo, ${tty ? "PTY" : "pipe"}${flood ? ", other process flooding" : ""}`;
+        const p50 = summarize(p50s);
+        const p99 = summarize(p99s);
+        if (wsdEcho && !flood) {
+          const base = single(percentile(wsdEcho, 50));
+          record({ scenario: name, metric: "p50", unit: "ms", value: p50, baseline: { name: "websocketd cat", value: base }, ratio: p50.median / base.median, target: "<= 1.2 x websocketd", met: p50.median / base.median <= 1.2 });
+        } else {
+          record({ scenario: name, metric: "p50", unit: "ms", value: p50 });
+        }
+        const limit = flood ? 10 : 2;
+        record({ scenario: name, metric: "p99", unit: "ms", value: p99, target: `< ${limit} ms`, met: p99.median < limit });
+      }
+    }
+    // Why the SDK acks by default: the same flood with credit flow control off.
+    {
       const p99s: number[] = [];
       for (let run = 0; run < Math.min(RUNS, 3); run++) {
-        const { p50, p99 } = await scenario.echoLatency(daemon.url, { tty, flood, roundTrips: ROUND_TRIPS });
-        p50s.push(p50);
-        p99s.push(p99);
+        p99s.push((await scenario.echoLatency(daemon.url, { tty: false, flood: true, roundTrips: ROUND_TRIPS, acks: false })).p99);
       }
-      const name = `3. echo, ${tty ? "PTY" : "pipe"}${flood ? ", other process flooding" : ""}`;
-      const p50 = summarize(p50s);
-      const p99 = summarize(p99s);
-      if (wsdEcho && !flood) {
-        const base = single(percentile(wsdEcho, 50));
-        record({ scenario: name, metric: "p50", unit: "ms", value: p50, baseline: { name: "websocketd cat", value: base }, ratio: p50.median / base.median, target: "<= 1.2 x websocketd", met: p50.median / base.median <= 1.2 });
-      } else {
-        record({ scenario: name, metric: "p50", unit: "ms", value: p50 });
-      }
-      const limit = flood ? 10 : 2;
-      record({ scenario: name, metric: "p99", unit: "ms", value: p99, target: `< ${limit} ms`, met: p99.median < limit });
+      record({ scenario: "3. echo, pipe, other process flooding, acks off", metric: "p99", unit: "ms", value: summarize(p99s) });
     }
   }
-  // Why the SDK acks by default: the same flood with credit flow control off.
-  {
-    const p99s: number[] = [];
-    for (let run = 0; run < Math.min(RUNS, 3); run++) {
-      p99s.push((await scenario.echoLatency(daemon.url, { tty: false, flood: true, roundTrips: ROUND_TRIPS, acks: false })).p99);
-    }
-    record({ scenario: "3. echo, pipe, other process flooding, acks off", metric: "p99", unit: "ms", value: summarize(p99s) });
-  }
-
   // 5. Scale. A failure is reported in the table rather than ending the run.
-  await daemon.stop();
-  daemon = await DaemonProcess.start();
-  try {
-    const scaled = await scenario.scale(daemon, quick ? 10 : 100, 10, quick ? 3 : 10);
-    record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "delivery delay p99", unit: "ms", value: single(scaled.deliveryP99Ms), target: "< 50 ms", met: scaled.deliveryP99Ms < 50 });
-    record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "delivery delay p50", unit: "ms", value: single(scaled.deliveryP50Ms) });
-    record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "daemon RSS (peak)", unit: "MiB", value: single(scaled.peakRss / MiB) });
-    record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "daemon CPU", unit: "% of a core", value: single(scaled.cpuShare * 100) });
-  } catch (error) {
-    console.error(`bench: 5. scale FAILED: ${(error as Error).message}`);
-    record({ scenario: "5. scale", metric: `FAILED: ${(error as Error).message}`, unit: "", value: single(NaN), met: false });
+  if (wanted(5)) {
     await daemon.stop();
     daemon = await DaemonProcess.start();
+    try {
+      const scaled = await scenario.scale(daemon, quick ? 10 : 100, 10, quick ? 3 : 10);
+      record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "delivery delay p99", unit: "ms", value: single(scaled.deliveryP99Ms), target: "< 50 ms", met: scaled.deliveryP99Ms < 50 });
+      record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "delivery delay p50", unit: "ms", value: single(scaled.deliveryP50Ms) });
+      record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "daemon RSS (peak)", unit: "MiB", value: single(scaled.peakRss / MiB) });
+      record({ scenario: `5. scale, ${scaled.processes} processes`, metric: "daemon CPU", unit: "% of a core", value: single(scaled.cpuShare * 100) });
+    } catch (error) {
+      console.error(`bench: 5. scale FAILED: ${(error as Error).message}`);
+      record({ scenario: "5. scale", metric: `FAILED: ${(error as Error).message}`, unit: "", value: single(NaN), met: false });
+      await daemon.stop();
+      daemon = await DaemonProcess.start();
+    }
   }
-
   // 6. Idle memory.
-  const idle = await scenario.idleMemory(daemon, quick ? 50 : 200);
-  record({ scenario: "6. memory", metric: "per idle process", unit: "KiB", value: single(idle.perProcess / 1024) });
-  record({ scenario: "6. memory", metric: "per idle session", unit: "KiB", value: single(idle.perSession / 1024) });
-
+  if (wanted(6)) {
+    const idle = await scenario.idleMemory(daemon, quick ? 50 : 200);
+    record({ scenario: "6. memory", metric: "per idle process", unit: "KiB", value: single(idle.perProcess / 1024) });
+    record({ scenario: "6. memory", metric: "per idle session", unit: "KiB", value: single(idle.perSession / 1024) });
+  }
   // 7. Resume (the reconnect issue's figures).
-  const resume = sortNumbers(await scenario.resumeLatency(daemon, quick ? 10 : 50));
-  record({ scenario: "7. resume", metric: "socket loss -> first live output, p50", unit: "ms", value: single(percentile(resume, 50)) });
-  record({ scenario: "7. resume", metric: "socket loss -> first live output, p99", unit: "ms", value: single(percentile(resume, 99)) });
-  const cost = sortNumbers(await scenario.resumeCost(daemon, 100, quick ? 5 : 20));
-  record({ scenario: "7. resume", metric: "reconnect + resume with 100 processes, p50", unit: "ms", value: single(percentile(cost, 50)) });
+  if (wanted(7)) {
+    const resume = sortNumbers(await scenario.resumeLatency(daemon, quick ? 10 : 50));
+    record({ scenario: "7. resume", metric: "socket loss -> first live output, p50", unit: "ms", value: single(percentile(resume, 50)) });
+    record({ scenario: "7. resume", metric: "socket loss -> first live output, p99", unit: "ms", value: single(percentile(resume, 99)) });
+    const cost = sortNumbers(await scenario.resumeCost(daemon, 100, quick ? 5 : 20));
+    record({ scenario: "7. resume", metric: "reconnect + resume with 100 processes, p50", unit: "ms", value: single(percentile(cost, 50)) });
+  }
   await daemon.stop();
 
   // 4 runs last: it fills a daemon with a gigabyte of retained output.
-  daemon = await DaemonProcess.start([
-    "--session-ttl-ms", "3600000",
-    "--closed-retention-ms", "3600000",
-    "--max-processes-per-session", "1000000",
-    "--max-processes", "1000000",
-  ]);
-  // 4. Spawn, empty daemon then with ~1 GB retained.
-  const spawnRows = async (label: string) => {
-    console.error(`bench: spawning, ${label}...`);
-    const client = await connect(daemon.url);
-    const sequential = await repeat(RUNS, () => scenario.spawnRate(client, quick ? 50 : 200, 1));
-    await daemon.metric("nodejs_eventloop_lag_p99_seconds"); // resets the lag histogram
-    const parallel = await repeat(RUNS, () => scenario.spawnRate(client, quick ? 200 : 1000, 16));
-    const lagP99 = (await daemon.metric("nodejs_eventloop_lag_p99_seconds")) * 1000;
-    client.close();
-    return { sequential, parallel, lagP99, label };
-  };
-  const empty = await spawnRows("empty daemon");
-  const retainedMiB = quick ? 128 : 1024;
-  console.error(`bench: filling the daemon with ${retainedMiB} MiB of retained output...`);
-  await scenario.retainOutput(daemon, retainedMiB);
-  const rssLoaded = daemon.rss();
-  const loaded = await spawnRows(`${retainedMiB} MiB retained`);
-  for (const result of [empty, loaded]) {
-    const isLoaded = result === loaded;
-    record({ scenario: `4. spawn, ${result.label}`, metric: "sequential", unit: "/s", value: result.sequential });
-    record({
-      scenario: `4. spawn, ${result.label}`,
-      metric: "16 in flight",
-      unit: "/s",
-      value: result.parallel,
-      ...(isLoaded ? { baseline: { name: "empty daemon", value: empty.parallel }, ratio: result.parallel.median / empty.parallel.median, target: ">= 0.5 x empty", met: result.parallel.median / empty.parallel.median >= 0.5 } : { target: ">= 300/s", met: result.parallel.median >= 300 }),
-    });
-    record({ scenario: `4. spawn, ${result.label}`, metric: "event-loop delay p99", unit: "ms", value: single(result.lagP99) });
+  if (wanted(4)) {
+    daemon = await DaemonProcess.start([
+      "--session-ttl-ms", "3600000",
+      "--closed-retention-ms", "3600000",
+      "--max-processes-per-session", "1000000",
+      "--max-processes", "1000000",
+    ]);
+    // 4. Spawn, empty daemon then with ~1 GB retained.
+    const spawnRows = async (label: string) => {
+      console.error(`bench: spawning, ${label}...`);
+      const client = await connect(daemon.url);
+      const sequential = await repeat(RUNS, () => scenario.spawnRate(client, quick ? 50 : 200, 1));
+      await daemon.metric("nodejs_eventloop_lag_p99_seconds"); // resets the lag histogram
+      const parallel = await repeat(RUNS, () => scenario.spawnRate(client, quick ? 200 : 1000, 16));
+      const lagP99 = (await daemon.metric("nodejs_eventloop_lag_p99_seconds")) * 1000;
+      client.close();
+      return { sequential, parallel, lagP99, label };
+    };
+    const empty = await spawnRows("empty daemon");
+    const retainedMiB = quick ? 128 : 1024;
+    console.error(`bench: filling the daemon with ${retainedMiB} MiB of retained output...`);
+    await scenario.retainOutput(daemon, retainedMiB);
+    const rssLoaded = daemon.rss();
+    const loaded = await spawnRows(`${retainedMiB} MiB retained`);
+    for (const result of [empty, loaded]) {
+      const isLoaded = result === loaded;
+      record({ scenario: `4. spawn, ${result.label}`, metric: "sequential", unit: "/s", value: result.sequential });
+      record({
+        scenario: `4. spawn, ${result.label}`,
+        metric: "16 in flight",
+        unit: "/s",
+        value: result.parallel,
+        ...(isLoaded ? { baseline: { name: "empty daemon", value: empty.parallel }, ratio: result.parallel.median / empty.parallel.median, target: ">= 0.5 x empty", met: result.parallel.median / empty.parallel.median >= 0.5 } : { target: ">= 300/s", met: result.parallel.median >= 300 }),
+      });
+      record({ scenario: `4. spawn, ${result.label}`, metric: "event-loop delay p99", unit: "ms", value: single(result.lagP99) });
+    }
+    record({ scenario: `4. spawn, ${retainedMiB} MiB retained`, metric: "daemon RSS", unit: "MiB", value: single(rssLoaded / MiB) });
+    await daemon.stop();
   }
-  record({ scenario: `4. spawn, ${retainedMiB} MiB retained`, metric: "daemon RSS", unit: "MiB", value: single(rssLoaded / MiB) });
-
-  await daemon.stop();
 
   const machine = {
     cpus: os.cpus().length,

@@ -47,6 +47,13 @@ export interface ConnectOptions extends SocketOptions {
    * another process's echo). Default 16 MiB; `false` turns it off.
    */
   ackWindowBytes?: number | false;
+  /**
+   * Acknowledge output only when the application says it has consumed it
+   * (`ProcessHandle.ack`), not as soon as it is delivered: for a client that
+   * renders asynchronously, like a terminal widget, so a flood is paced by
+   * rendering instead of piling up in the page.
+   */
+  manualAcks?: boolean;
 }
 
 export interface StartOptions {
@@ -356,11 +363,16 @@ export class ExecmuxClient {
     const handle = this.handles.get(processId);
     if (!handle) return;
     handle.deliverOutput(seq, stream, data);
+    if (!this.options.manualAcks) this.ackOutput(handle, data.length);
+  }
+
+  /** @internal Credit for `bytes` of a process's output the application consumed. */
+  ackOutput(handle: ProcessHandle, bytes: number): void {
     const ackEvery = this.ackEveryBytes;
     if (!ackEvery) return;
-    handle.unackedBytes += data.length;
+    handle.unackedBytes += bytes;
     if (handle.unackedBytes >= ackEvery) {
-      this.rpc?.notify("process/ack", { processId, bytes: handle.unackedBytes });
+      this.rpc?.notify("process/ack", { processId: handle.processId, bytes: handle.unackedBytes });
       handle.unackedBytes = 0;
     }
   }

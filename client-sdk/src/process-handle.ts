@@ -153,6 +153,14 @@ export class ProcessHandle {
       .then((result) => result.status);
   }
 
+  /**
+   * With `manualAcks`: the application has consumed (rendered) `bytes` of
+   * this process's output, so the daemon may send that much more.
+   */
+  ack(bytes: number): void {
+    this.client.ackOutput(this, bytes);
+  }
+
   closeStdin(): Promise<WriteStatus> {
     return this.client.request("process/closeStdin", { processId: this.processId }).then((result) => result.status);
   }

@@ -74,8 +74,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const metrics = new Metrics();
   // Started first, while the daemon is small: every child is forked from it.
-  const spawner = new Spawner((code, signal) =>
-    app.log.error({ code, signal }, "the spawner process exited; its children were killed and a new one is starting"),
+  const spawner = new Spawner(
+    (code, signal) => app.log.error({ code, signal }, "the spawner process exited; its children were killed and a new one is starting"),
+    (details) => app.log.warn(details, "a start timed out waiting for the spawner process"),
   );
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,

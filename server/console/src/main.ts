@@ -64,12 +64,21 @@ async function newTab(command: string): Promise<TerminalTab> {
   return addTab(handle, command.trim() || "shell");
 }
 
+const CONSOLE_ACK_WINDOW_BYTES = 512 * 1024;
+
 /** Connects, asking for a token only if the daemon refuses to talk without one. */
 async function connectWithToken(resume?: { sessionId: string; processes: string[] }): Promise<ExecmuxClient> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const token = loadToken();
     try {
-      return await connect(url, { clientName: "execmux-console", ...(token ? { token } : {}), ...(resume ? { resume } : {}) });
+      return await connect(url, {
+        clientName: "execmux-console",
+        // Like VS Code's terminals: at most this much output rendered-but-unseen per tab.
+        ackWindowBytes: CONSOLE_ACK_WINDOW_BYTES,
+        manualAcks: true,
+        ...(token ? { token } : {}),
+        ...(resume ? { resume } : {}),
+      });
     } catch (error) {
       // A browser cannot see the HTTP status of a refused upgrade: assume it was the token.
       if ((error as Error).name === "RpcRequestError") throw error;

@@ -34,7 +34,9 @@ export class TerminalTab {
 
     this.terminal.loadAddon(this.fit);
     // xterm decodes UTF-8 itself, statefully, so a character split across chunks is fine.
-    handle.onOutput((event) => this.terminal.write(event.data));
+    // Credit goes back only once xterm has processed the bytes: a flood is
+    // paced by rendering, and Ctrl-C is not stuck behind megabytes in the page.
+    handle.onOutput((event) => this.terminal.write(event.data, () => handle.ack(event.data.length)));
     handle.onGap((gap) =>
       this.terminal.write(`\r\n\x1b[30;43m[execmux: ${gap.bytes}${gap.bytesExact ? "" : "+"} bytes of output were lost while disconnected]\x1b[0m\r\n`),
     );

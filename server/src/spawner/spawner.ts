@@ -51,8 +51,15 @@ export class Spawner {
   private stopped = false;
   private selfTested = false;
 
-  /** `onHelperExit` hears of every unplanned exit of the helper (it is restarted). */
-  constructor(private readonly onHelperExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined) {
+  /**
+   * `onHelperExit` hears of every unplanned exit of the helper (it is
+   * restarted); `onHandoverTimeout` of every start that timed out, with what
+   * had arrived of it by then.
+   */
+  constructor(
+    private readonly onHelperExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined,
+    private readonly onHandoverTimeout: (details: Record<string, number | boolean>) => void = () => undefined,
+  ) {
     this.process = this.startHelper();
   }
 
@@ -103,6 +110,12 @@ export class Spawner {
         pending.settled = true;
         if (pending.pid !== undefined) killTree(pending.pid);
         for (const socket of pending.stdio) socket?.destroy();
+        this.onHandoverTimeout({
+          spawned: pending.pid !== undefined,
+          handlesReceived: pending.stdio.filter(Boolean).length,
+          handlesExpected: pending.awaitedStdio,
+          startsInFlight: [...this.children.values()].filter((other) => !other.settled).length,
+        });
         reject(new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
       }, SPAWN_TIMEOUT_MS);
       timer.unref();
