@@ -22,6 +22,22 @@ const outputBytes = (client: WireClient, processId: string) =>
     .filter((message) => message.method === "process/output")
     .reduce((sum, message) => sum + Buffer.from(String(message.params?.chunk), "base64").length, 0);
 
+/** Acknowledges everything received of a process, as it arrives, until the process has closed. */
+async function ackUntilClosed(client: WireClient, processId: string): Promise<void> {
+  let acked = 0;
+  await vi.waitUntil(
+    () => {
+      const received = outputBytes(client, processId);
+      if (received > acked) {
+        client.send({ method: "process/ack", params: { processId, bytes: received - acked } });
+        acked = received;
+      }
+      return client.notifications(processId).some((message) => message.method === "process/closed");
+    },
+    { timeout: 20_000, interval: 5 },
+  );
+}
+
 describe("flow control", () => {
   it("pauses a flooding process for a stalled client, keeps memory bounded, then delivers everything in order", async () => {
     const daemon = await startTestDaemon();
@@ -65,18 +81,7 @@ describe("flow control", () => {
     const delivered = outputBytes(client, "f");
     // One chunk may cross the window before the pause takes effect.
     expect(delivered).toBeLessThanOrEqual(65_536 + 65_536);
-    let acked = 0;
-    await vi.waitUntil(
-      () => {
-        const received = outputBytes(client, "f");
-        if (received > acked) {
-          client.send({ method: "process/ack", params: { processId: "f", bytes: received - acked } });
-          acked = received;
-        }
-        return client.notifications("f").some((message) => message.method === "process/closed");
-      },
-      { timeout: 20_000, interval: 5 },
-    );
+    await ackUntilClosed(client, "f");
     await client.closedOf("f");
     expect(outputBytes(client, "f")).toBe(3_000_000);
   });
@@ -97,18 +102,7 @@ describe("flow control", () => {
     await vi.waitUntil(() => flood().paused && outputBytes(client, "flood") > 0, { timeout: 20_000 });
     // One chunk may cross the window before the pause takes effect.
     expect(outputBytes(client, "flood")).toBeLessThanOrEqual(65_536 + 65_536);
-    let acked = 0;
-    await vi.waitUntil(
-      () => {
-        const received = outputBytes(client, "flood");
-        if (received > acked) {
-          client.send({ method: "process/ack", params: { processId: "flood", bytes: received - acked } });
-          acked = received;
-        }
-        return client.notifications("flood").some((message) => message.method === "process/closed");
-      },
-      { timeout: 20_000, interval: 5 },
-    );
+    await ackUntilClosed(client, "flood");
     expect(outputBytes(client, "flood")).toBe(4_000_000);
     await client.call("process/terminate", { processId: "ticker" });
   });

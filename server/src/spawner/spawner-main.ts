@@ -1,5 +1,6 @@
 /**
- * The spawner: a small helper process that forks every child for the daemon.
+ * The spawner: a small helper process that forks every pipe child for the
+ * daemon (PTY children are still forked by the daemon, see spawn-pty.ts).
  *
  * fork() copies the parent's page tables and libuv waits for the child's
  * exec, all on the event loop, so spawning from the daemon itself gets
@@ -7,8 +8,7 @@
  * (retained output). This process stays small, so spawning costs the same
  * whatever the daemon holds, and the daemon's event loop only exchanges a
  * few IPC messages. Pipes are handed back to the daemon as socket handles
- * over the IPC channel; PTYs are opened by the daemon, which only asks for
- * the slave side to be attached to the child.
+ * over the IPC channel.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
