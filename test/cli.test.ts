@@ -75,7 +75,11 @@ describe("execmux serve", () => {
       expect(await handle.wait()).toBe(128 + 9);
       await vi.waitFor(() => expect(isRunning(pid)).toBe(false));
       // A new spawner takes over.
-      await vi.waitFor(() => expect(spawnerOf(daemon.child.pid!)).not.toBe(spawner));
+      await vi.waitFor(() => {
+        const replacement = spawnerOf(daemon.child.pid!);
+        expect(replacement).toBeDefined();
+        expect(replacement).not.toBe(spawner);
+      });
       const after = await client.start({ argv: ["sh", "-c", "echo still serving"] });
       let text = "";
       after.onOutput((event) => (text += Buffer.from(event.data).toString()));

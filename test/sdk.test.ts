@@ -76,6 +76,10 @@ describe("client SDK", () => {
     const delivered = () => consumed.reduce((sum, chunk) => sum + chunk.length, 0);
     // One chunk may cross the window before the pause takes effect.
     expect(delivered()).toBeLessThanOrEqual(2 * 65_536);
+    // And it stays paused: a round trip after everything the client sent so
+    // far (automatic acks would have arrived, and resumed it, by then).
+    await client.list();
+    expect(flood().paused).toBe(true);
     // The application "renders" what it has, and acknowledges it; then more comes.
     let closed = false;
     handle.onClose(() => (closed = true));
