@@ -41,4 +41,32 @@ describe("many processes on one socket", () => {
     });
     client.close();
   });
+
+  it("starts 400 processes with stdin at once from 20 sockets, each wired to its own stdin, stdout and stderr", async () => {
+    const daemon = await startTestDaemon();
+    const clients = await Promise.all(Array.from({ length: 20 }, () => connect(daemon.url)));
+    const results = await Promise.all(
+      clients.flatMap((client, clientIndex) =>
+        Array.from({ length: 20 }, async (_, index) => {
+          const name = `c${clientIndex}-p${index}`;
+          const handle = await client.start({
+            argv: ["sh", "-c", 'read line; echo "out $line"; echo "err $line" >&2'],
+            pipeStdin: true,
+          });
+          await handle.write(`${name}\n`);
+          let stdout = "";
+          let stderr = "";
+          for await (const event of handle) {
+            if (event.stream === "stderr") stderr += Buffer.from(event.data).toString();
+            else stdout += Buffer.from(event.data).toString();
+          }
+          return { name, stdout, stderr, exitCode: await handle.wait() };
+        }),
+      ),
+    );
+    for (const { name, stdout, stderr, exitCode } of results) {
+      expect({ stdout, stderr, exitCode }, name).toEqual({ stdout: `out ${name}\n`, stderr: `err ${name}\n`, exitCode: 0 });
+    }
+    for (const client of clients) client.close();
+  });
 });

@@ -26,6 +26,9 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
   stdin?.on("close", () => {
     stdinOpen = false;
   });
+  // Read (and drop) whatever the child writes to its stdin, so that the
+  // daemon hears when nobody holds the child's end any more.
+  stdin?.resume();
 
   const wire = (readable: Readable, stream: OutputStream) => {
     readable.on("data", (data: Buffer) => events.output(stream, data));

@@ -1,14 +1,16 @@
 /**
  * The daemon's side of the spawner process (see spawner-main.ts): start it
  * while the daemon is still small, send it spawn requests, and route each
- * child's stdio handles and exit back to whoever asked.
+ * child's stdio connections (see stdio-listener.ts) and exit back to
+ * whoever asked.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
-import type { SpawnRequest, SpawnerMessage } from "./protocol.js";
+import { ENDPOINT_ENV, encodeEndpoint, type SpawnRequest, type SpawnerMessage, type StdioFd } from "./protocol.js";
+import { StdioListener } from "./stdio-listener.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
 
@@ -20,14 +22,21 @@ export interface SpawnedChild {
 }
 
 interface Pending {
+  readonly id: number;
   resolve(child: SpawnedChild): void;
   reject(error: Error): void;
   onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  /**
+   * "handing-over": resolved, but whoever awaited the start may not have
+   * attached to the child yet (until the next turn of the event loop).
+   * "failed" covers timed out: later news of it only matters for killing the child.
+   */
+  state: "starting" | "handing-over" | "started" | "failed";
   pid?: number;
-  stdio: (Socket | undefined)[];
-  awaitedStdio: number;
-  /** Resolved, rejected or timed out: later messages about it only matter for its exit. */
-  settled: boolean;
+  readonly stdio: (Socket | undefined)[];
+  readonly awaitedStdio: number;
+  /** An exit that came before the child was handed over (the IPC channel can be ahead of the stdio connections). */
+  earlyExit?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
 const SPAWN_TIMEOUT_MS = 10_000;
@@ -46,6 +55,7 @@ export type SpawnParams = Omit<SpawnRequest, "type" | "id">;
 
 export class Spawner {
   private process: ChildProcess;
+  private readonly stdio = new StdioListener((id, fd, socket) => this.onStdio(id, fd, socket));
   private nextId = 1;
   private readonly children = new Map<number, Pending>();
   private stopped = false;
@@ -99,27 +109,24 @@ export class Spawner {
   /** Spawns a child; `onExit` is called once when it has been reaped. */
   spawn(params: SpawnParams, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<SpawnedChild> {
     const id = this.nextId++;
-    const request: SpawnRequest = { type: "spawn", id, ...params };
     return new Promise((resolve, reject) => {
-      const awaitedStdio = params.pipeStdin ? 3 : 2;
       // A start must never hang: past the deadline it fails, and a child
       // that did start is killed rather than left unreachable.
       const timer = setTimeout(() => {
-        const pending = this.children.get(id);
-        if (!pending || pending.settled) return;
-        pending.settled = true;
-        if (pending.pid !== undefined) killTree(pending.pid);
-        for (const socket of pending.stdio) socket?.destroy();
+        if (pending.state !== "starting") return;
         this.onHandoverTimeout({
           spawned: pending.pid !== undefined,
-          handlesReceived: pending.stdio.filter(Boolean).length,
-          handlesExpected: pending.awaitedStdio,
-          startsInFlight: [...this.children.values()].filter((other) => !other.settled).length,
+          stdioConnected: pending.stdio.filter(Boolean).length,
+          stdioExpected: pending.awaitedStdio,
+          startsInFlight: [...this.children.values()].filter((other) => other.state === "starting").length,
         });
-        reject(new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
+        this.fail(pending, new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
+        // Nothing more will come about a child that has exited already.
+        if (pending.earlyExit) this.children.delete(id);
       }, SPAWN_TIMEOUT_MS);
       timer.unref();
-      this.children.set(id, {
+      const pending: Pending = {
+        id,
         resolve: (child) => {
           clearTimeout(timer);
           resolve(child);
@@ -129,22 +136,21 @@ export class Spawner {
           reject(error);
         },
         onExit,
+        state: "starting",
         stdio: [],
-        awaitedStdio,
-        settled: false,
-      });
-      this.sendRequest(id, request);
+        awaitedStdio: params.pipeStdin ? 3 : 2,
+      };
+      this.children.set(id, pending);
+      this.sendRequest(pending, { type: "spawn", id, ...params });
     });
   }
 
   /** A helper that has just died cannot take the request; the start fails rather than the daemon. */
-  private sendRequest(id: number, request: SpawnRequest): void {
+  private sendRequest(pending: Pending, request: SpawnRequest): void {
     const fail = () => {
-      const pending = this.children.get(id);
-      if (!pending || pending.settled) return;
-      this.children.delete(id);
-      pending.settled = true;
-      pending.reject(new SpawnError("the spawner process is restarting; try again", "ESPAWNER"));
+      if (pending.state !== "starting") return;
+      this.children.delete(pending.id);
+      this.fail(pending, new SpawnError("the spawner process is restarting; try again", "ESPAWNER"));
     };
     if (!this.process.connected) return fail();
     this.process.send(request, (error) => {
@@ -152,16 +158,27 @@ export class Spawner {
     });
   }
 
+  /** The start fails: whatever arrived of the child is closed, and the child killed if it is known. */
+  private fail(pending: Pending, error: SpawnError): void {
+    pending.state = "failed";
+    if (pending.pid !== undefined) killTree(pending.pid);
+    for (const socket of pending.stdio) socket?.destroy();
+    pending.reject(error);
+  }
+
   /** Stops the helper (its children are the daemon's to kill first). */
   stop(): void {
     this.stopped = true;
     this.process.disconnect();
+    this.stdio.close();
   }
 
   private startHelper(): ChildProcess {
     // A small heap is the point: forks from this process stay cheap.
     // Nor does it need the daemon's settings (its token among them).
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
+    // In the environment, not argv, which every user can read.
+    env[ENDPOINT_ENV] = encodeEndpoint(this.stdio.endpoint);
     const helper = fork(MAIN, [], {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       execArgv: ["--max-old-space-size=64"],
@@ -171,7 +188,7 @@ export class Spawner {
       // gracefully through this helper, not kill the helper underneath it.
       detached: true,
     });
-    helper.on("message", (message: SpawnerMessage, handle?: Socket) => this.onMessage(message, handle));
+    helper.on("message", (message: SpawnerMessage) => this.onMessage(message));
     // EPIPE when a request races the helper's death: "exit" follows and restarts it.
     helper.on("error", () => undefined);
     helper.on("exit", (code, signal) => {
@@ -184,37 +201,52 @@ export class Spawner {
     return helper;
   }
 
-  private onMessage(message: SpawnerMessage, handle: Socket | undefined): void {
+  private onMessage(message: SpawnerMessage): void {
     const pending = this.children.get(message.id);
     if (!pending) return;
     switch (message.type) {
       case "failed":
         this.children.delete(message.id);
-        if (!pending.settled) pending.reject(new SpawnError(message.message, message.code));
-        pending.settled = true;
+        if (pending.state === "starting") this.fail(pending, new SpawnError(message.message, message.code));
         return;
       case "spawned":
         pending.pid = message.pid;
         // The start already failed (timed out): nobody can reach this child.
-        if (pending.settled) killTree(message.pid);
-        break;
-      case "stdio":
-        pending.stdio[message.fd] = handle;
-        break;
+        if (pending.state === "failed") return killTree(message.pid);
+        return this.startIfComplete(pending);
       case "exit":
+        if (pending.state === "starting" || pending.state === "handing-over") {
+          pending.earlyExit = { code: message.code, signal: message.signal };
+          return;
+        }
         this.children.delete(message.id);
-        pending.onExit(message.code, message.signal);
+        if (pending.state === "started") pending.onExit(message.code, message.signal);
         return;
     }
-    if (pending.settled) {
-      handle?.destroy(); // arrived after the start had failed
-      return;
-    }
-    const received = pending.stdio.filter(Boolean).length;
-    if (pending.pid !== undefined && received === pending.awaitedStdio) {
-      pending.settled = true;
-      pending.resolve({ pid: pending.pid, stdin: pending.stdio[0], stdout: pending.stdio[1], stderr: pending.stdio[2] });
-    }
+  }
+
+  private onStdio(id: number, fd: StdioFd, socket: Socket): void {
+    const pending = this.children.get(id);
+    // For a start that already failed (or for nobody): the child's end closes with it.
+    if (pending?.state !== "starting" || pending.stdio[fd]) return void socket.destroy();
+    pending.stdio[fd] = socket;
+    this.startIfComplete(pending);
+  }
+
+  private startIfComplete(pending: Pending): void {
+    const connected = pending.stdio.filter(Boolean).length;
+    if (pending.state !== "starting" || pending.pid === undefined || connected !== pending.awaitedStdio) return;
+    pending.state = "handing-over";
+    pending.resolve({ pid: pending.pid, stdin: pending.stdio[0], stdout: pending.stdio[1], stderr: pending.stdio[2] });
+    // The awaiting code attaches in microtasks, which all run before this.
+    setImmediate(() => {
+      if (pending.state !== "handing-over") return;
+      pending.state = "started";
+      const exit = pending.earlyExit;
+      if (!exit) return;
+      this.children.delete(pending.id);
+      pending.onExit(exit.code, exit.signal);
+    });
   }
 
   /**
@@ -226,13 +258,11 @@ export class Spawner {
     const orphans = [...this.children.values()];
     this.children.clear();
     for (const pending of orphans) {
-      if (pending.pid === undefined || !pending.settled) {
-        if (!pending.settled) pending.reject(new SpawnError("the spawner process exited", "ESPAWNER"));
-        if (pending.pid !== undefined) killTree(pending.pid);
-        continue;
-      }
-      killTree(pending.pid);
-      pending.onExit(null, "SIGKILL");
+      if (pending.state === "starting") this.fail(pending, new SpawnError("the spawner process exited", "ESPAWNER"));
+      else if (pending.pid !== undefined) killTree(pending.pid);
+      if (pending.state === "started") pending.onExit(null, "SIGKILL");
+      // Reported once handed over (unless its real exit came first).
+      if (pending.state === "handing-over") pending.earlyExit ??= { code: null, signal: "SIGKILL" };
     }
     if (!this.stopped) this.process = this.startHelper();
   }
