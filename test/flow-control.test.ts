@@ -11,7 +11,7 @@ const PATH = process.env.PATH ?? "/usr/bin:/bin";
 function blockedOnWrite(pid: number): boolean {
   try {
     const wchan = readFileSync(`/proc/${pid}/wchan`, "latin1");
-    return ["sock_alloc_send_pskb", "unix_stream_sendmsg", "pipe_write", "n_tty_write", "wait_woken"].includes(wchan);
+    return ["sock_alloc_send_pskb", "unix_stream_sendmsg", "pipe_write", "anon_pipe_write", "n_tty_write", "wait_woken"].includes(wchan);
   } catch {
     return false;
   }

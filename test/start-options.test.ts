@@ -1,5 +1,8 @@
 /** process/start's parameters: cwd, environment policy, arg0, spawn failures. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
@@ -119,5 +122,21 @@ describe("environment", () => {
 
     const none = envOf(await run(client, "none", { argv, env: { A: "1" }, envPolicy: { inherit: "none", set: { B: "2" } } }));
     expect(none).toEqual({ A: "1", B: "2" });
+  });
+});
+
+describe("stdio of pipe processes", () => {
+  it("is made of pipes, as upstream's: bash with a stdin pipe does not take it for a remote shell and read ~/.bashrc", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const home = mkdtempSync(join(tmpdir(), "execmux-home-"));
+    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    writeFileSync(join(home, ".bashrc"), "echo 'read ~/.bashrc'\n");
+    const output = await run(client, "bash", {
+      argv: ["bash", "-c", "for fd in 0 1 2; do [ -p /dev/fd/$fd ] && echo pipe $fd; done"],
+      env: { PATH, HOME: home, SHLVL: "0" },
+      pipeStdin: true,
+    });
+    expect(output).toBe("pipe 0\npipe 1\npipe 2\n");
   });
 });

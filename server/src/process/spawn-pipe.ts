@@ -1,11 +1,12 @@
 /** Children on pipes: stdout and stderr kept apart, stdin a pipe or closed. Forked by the spawner process. */
 import type { Readable } from "node:stream";
 import type { OutputStream } from "@execmux/shared";
-import type { Spawner } from "../spawner/spawner.js";
+import type { SpawnedChild, Spawner } from "../spawner/spawner.js";
 import type { Child, ChildEvents, SpawnSpec } from "./child.js";
 
 export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: ChildEvents): Promise<Child> {
-  const spawned = await spawner.spawn(
+  let spawned: SpawnedChild | undefined;
+  spawned = await spawner.spawn(
     {
       file: spec.file,
       args: spec.args,
@@ -14,7 +15,12 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
       env: spec.env,
       pipeStdin: spec.pipeStdin,
     },
-    (code, signal) => events.exited(code, signal),
+    (code, signal) => {
+      // As Node does for its children: a pipe nobody may read any more. (A
+      // FIFO's writer would otherwise only learn of it on its next write.)
+      spawned?.stdin?.destroy();
+      events.exited(code, signal);
+    },
   );
 
   const { stdin, stdout, stderr } = spawned;
@@ -26,9 +32,6 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
   stdin?.on("close", () => {
     stdinOpen = false;
   });
-  // Read (and drop) whatever the child writes to its stdin, so that the
-  // daemon hears when nobody holds the child's end any more.
-  stdin?.resume();
 
   const wire = (readable: Readable, stream: OutputStream) => {
     readable.on("data", (data: Buffer) => events.output(stream, data));
@@ -53,7 +56,8 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
     closeStdin() {
       if (!stdinOpen) return;
       stdinOpen = false;
-      stdin!.end();
+      // A pipe has no half-close (shutdown fails on it): the child reads EOF once our end is closed.
+      stdin!.end(() => stdin!.destroy());
     },
     resize() {
       // Pipes have no window size.

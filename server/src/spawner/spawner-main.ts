@@ -7,97 +7,90 @@
  * slower and stalls everything longer the more memory the daemon holds
  * (retained output). This process stays small, so spawning costs the same
  * whatever the daemon holds, and the daemon's event loop only exchanges a
- * few IPC messages. Each pipe is a connection to the daemon's stdio
- * listener (see protocol.ts).
+ * few IPC messages. Each pipe is a FIFO the daemon opens by name (see
+ * protocol.ts for why).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createConnection, type Socket } from "node:net";
-import {
-  ENDPOINT_ENV,
-  decodeEndpoint,
-  encodeStdioHeader,
-  type SpawnRequest,
-  type SpawnerMessage,
-  type StdioFd,
-} from "./protocol.js";
+import { closeSync, rmSync } from "node:fs";
+import { FifoPool, openBothEnds } from "./fifo-pipe.js";
+import { FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
-const endpointText = process.env[ENDPOINT_ENV];
-if (!endpointText) {
-  process.stderr.write(`execmux spawner: ${ENDPOINT_ENV} is not set; this process is started by the daemon\n`);
+const fifoDirectory = process.env[FIFO_DIRECTORY_ENV];
+if (!fifoDirectory) {
+  process.stderr.write(`execmux spawner: ${FIFO_DIRECTORY_ENV} is not set; this process is started by the daemon\n`);
   process.exit(1);
 }
-const endpoint = decodeEndpoint(endpointText);
+const fifos = new FifoPool(fifoDirectory);
 
 const send = (message: SpawnerMessage) => {
   if (process.connected) process.send!(message);
 };
 
-/** One stdio descriptor of a child: a connection to the daemon that has already said which. */
-function connectStdio(id: number, fd: StdioFd): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ path: endpoint.path });
-    // Never read here: whatever the daemon writes is the child's input.
-    socket.pause();
-    socket.once("error", reject);
-    socket.once("connect", () =>
-      // The header must be in the kernel before the child can write after it.
-      socket.write(encodeStdioHeader(endpoint.secret, id, fd), (error) => (error ? reject(error) : resolve(socket))),
-    );
+/** The daemon's ends of a child's pipes, held here until the daemon has opened its own. */
+interface Held {
+  readonly fds: number[];
+  readonly paths: string[];
+  readonly timer: NodeJS.Timeout;
+}
+const held = new Map<number, Held>();
+/** A daemon that never says "opened" (it died, or gave up on the start) does not leak them. */
+const HOLD_LIMIT_MS = 30_000;
+
+function release(id: number): void {
+  const entry = held.get(id);
+  if (!entry) return;
+  held.delete(id);
+  clearTimeout(entry.timer);
+  for (const fd of entry.fds) closeSync(fd);
+  for (const path of entry.paths) rmSync(path, { force: true });
+}
+
+async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProcess; pipes: ChildPipes }> {
+  const paths = { stdin: request.pipeStdin ? await fifos.take() : undefined, stdout: await fifos.take(), stderr: await fifos.take() };
+  const stdin = paths.stdin === undefined ? undefined : openBothEnds(paths.stdin);
+  const stdout = openBothEnds(paths.stdout);
+  const stderr = openBothEnds(paths.stderr);
+  const childEnds = [stdin?.read, stdout.write, stderr.write].filter((fd) => fd !== undefined);
+  held.set(request.id, {
+    fds: [stdin?.write, stdout.read, stderr.read].filter((fd) => fd !== undefined),
+    paths: [paths.stdin, paths.stdout, paths.stderr].filter((path) => path !== undefined),
+    timer: setTimeout(() => release(request.id), HOLD_LIMIT_MS),
   });
-}
-
-/** The daemon gives up on a start after this long anyway. */
-const CONNECT_PATIENCE_MS = 10_000;
-
-/** EAGAIN: the daemon's accept queue is full (a burst of starts); it drains as the daemon accepts. */
-async function connectStdioPatiently(id: number, fd: StdioFd): Promise<Socket> {
-  const deadline = Date.now() + CONNECT_PATIENCE_MS;
-  for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 100)) {
-    try {
-      return await connectStdio(id, fd);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN" || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-  }
-}
-
-async function spawnPipes(request: SpawnRequest): Promise<ChildProcess> {
-  const fds: StdioFd[] = request.pipeStdin ? [0, 1, 2] : [1, 2];
-  const settled = await Promise.allSettled(fds.map((fd) => connectStdioPatiently(request.id, fd)));
-  const sockets = new Map<StdioFd, Socket>();
-  settled.forEach((result, index) => result.status === "fulfilled" && sockets.set(fds[index]!, result.value));
   try {
-    const failure = settled.find((result) => result.status === "rejected");
-    if (failure) throw failure.reason;
-    return spawn(request.file, request.args, {
+    const child = spawn(request.file, request.args, {
       cwd: request.cwd,
       env: request.env,
       ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
       // A closed stdin is /dev/null: the child reads EOF at once.
-      stdio: [sockets.get(0) ?? "ignore", sockets.get(1)!, sockets.get(2)!],
+      stdio: [stdin?.read ?? "ignore", stdout.write, stderr.write],
       // A new session and process group, so the whole tree can be signalled.
       detached: true,
     });
+    return { child, pipes: paths };
+  } catch (error) {
+    release(request.id);
+    throw error;
   } finally {
-    // The child has its own copies; this process must not hold the other
-    // end of the daemon's sockets open (destroy closes, it does not shut down).
-    for (const socket of sockets.values()) socket.destroy();
+    // The child has its own copies now.
+    for (const fd of childEnds) closeSync(fd);
   }
 }
 
 /** Children still running, so they can be killed if the daemon dies. */
 const running = new Set<number>();
 
-process.on("message", (request: SpawnRequest) => {
-  spawnPipes(request).then(
-    (child) => {
-      child.once("error", (error: NodeJS.ErrnoException) =>
-        send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message }),
-      );
+process.on("message", (message: DaemonMessage) => {
+  if (message.type === "opened") return release(message.id);
+  const request = message;
+  spawnWithPipes(request).then(
+    ({ child, pipes }) => {
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        release(request.id);
+        send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message });
+      });
       // Known from here, so a kill of this helper takes it along even before it is reported.
       if (child.pid !== undefined) running.add(child.pid);
-      child.once("spawn", () => send({ type: "spawned", id: request.id, pid: child.pid! }));
+      child.once("spawn", () => send({ type: "spawned", id: request.id, pid: child.pid!, pipes }));
       child.once("exit", (code, signal) => {
         running.delete(child.pid!);
         send({ type: "exit", id: request.id, code, signal });
@@ -107,8 +100,12 @@ process.on("message", (request: SpawnRequest) => {
   );
 });
 
-/** Takes every child's process group with this process rather than leave orphans. */
+/** Takes every child's process group with this process rather than leave orphans, nor FIFOs. */
 function killAllAndExit(): never {
+  for (const id of [...held.keys()]) release(id);
+  fifos.discard();
+  // The daemon is gone: its FIFO directory is nobody's any more.
+  if (!process.connected) rmSync(fifoDirectory!, { recursive: true, force: true });
   for (const pid of running) {
     for (const target of [-pid, pid]) {
       try {

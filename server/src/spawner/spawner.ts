@@ -1,16 +1,19 @@
 /**
  * The daemon's side of the spawner process (see spawner-main.ts): start it
- * while the daemon is still small, send it spawn requests, and route each
- * child's stdio connections (see stdio-listener.ts) and exit back to
+ * while the daemon is still small, send it spawn requests, open the
+ * daemon's ends of each child's pipes, and route each child's exit back to
  * whoever asked.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
-import { ENDPOINT_ENV, encodeEndpoint, type SpawnRequest, type SpawnerMessage, type StdioFd } from "./protocol.js";
-import { StdioListener } from "./stdio-listener.js";
+import { openDaemonEnds } from "./daemon-ends.js";
+import { FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
 
@@ -33,9 +36,7 @@ interface Pending {
    */
   state: "starting" | "handing-over" | "started" | "failed";
   pid?: number;
-  readonly stdio: (Socket | undefined)[];
-  readonly awaitedStdio: number;
-  /** An exit that came before the child was handed over (the IPC channel can be ahead of the stdio connections). */
+  /** An exit reported before whoever started the child has attached to it. */
   earlyExit?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
@@ -55,7 +56,8 @@ export type SpawnParams = Omit<SpawnRequest, "type" | "id">;
 
 export class Spawner {
   private process: ChildProcess;
-  private readonly stdio = new StdioListener((id, fd, socket) => this.onStdio(id, fd, socket));
+  /** Where the helper makes its FIFOs: private to this daemon, removed when it stops. */
+  private readonly fifoDirectory = mkdtempSync(join(tmpdir(), "execmux-fifos-"));
   private nextId = 1;
   private readonly children = new Map<number, Pending>();
   private stopped = false;
@@ -115,9 +117,6 @@ export class Spawner {
       const timer = setTimeout(() => {
         if (pending.state !== "starting") return;
         this.onHandoverTimeout({
-          spawned: pending.pid !== undefined,
-          stdioConnected: pending.stdio.filter(Boolean).length,
-          stdioExpected: pending.awaitedStdio,
           startsInFlight: [...this.children.values()].filter((other) => other.state === "starting").length,
         });
         this.fail(pending, new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
@@ -137,8 +136,6 @@ export class Spawner {
         },
         onExit,
         state: "starting",
-        stdio: [],
-        awaitedStdio: params.pipeStdin ? 3 : 2,
       };
       this.children.set(id, pending);
       this.sendRequest(pending, { type: "spawn", id, ...params });
@@ -153,16 +150,15 @@ export class Spawner {
       this.fail(pending, new SpawnError("the spawner process is restarting; try again", "ESPAWNER"));
     };
     if (!this.process.connected) return fail();
-    this.process.send(request, (error) => {
+    this.process.send(request satisfies DaemonMessage, (error) => {
       if (error) fail();
     });
   }
 
-  /** The start fails: whatever arrived of the child is closed, and the child killed if it is known. */
+  /** The start fails, and the child is killed if it is known. */
   private fail(pending: Pending, error: SpawnError): void {
     pending.state = "failed";
     if (pending.pid !== undefined) killTree(pending.pid);
-    for (const socket of pending.stdio) socket?.destroy();
     pending.reject(error);
   }
 
@@ -170,15 +166,14 @@ export class Spawner {
   stop(): void {
     this.stopped = true;
     this.process.disconnect();
-    this.stdio.close();
+    rmSync(this.fifoDirectory, { recursive: true, force: true });
   }
 
   private startHelper(): ChildProcess {
     // A small heap is the point: forks from this process stay cheap.
     // Nor does it need the daemon's settings (its token among them).
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
-    // In the environment, not argv, which every user can read.
-    env[ENDPOINT_ENV] = encodeEndpoint(this.stdio.endpoint);
+    env[FIFO_DIRECTORY_ENV] = this.fifoDirectory;
     const helper = fork(MAIN, [], {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       execArgv: ["--max-old-space-size=64"],
@@ -209,11 +204,21 @@ export class Spawner {
         this.children.delete(message.id);
         if (pending.state === "starting") this.fail(pending, new SpawnError(message.message, message.code));
         return;
-      case "spawned":
+      case "spawned": {
         pending.pid = message.pid;
         // The start already failed (timed out): nobody can reach this child.
         if (pending.state === "failed") return killTree(message.pid);
-        return this.startIfComplete(pending);
+        let child: SpawnedChild;
+        try {
+          child = { pid: message.pid, ...openDaemonEnds(message.pipes) };
+        } catch (error) {
+          this.fail(pending, new SpawnError(`cannot open the child's pipes: ${(error as Error).message}`, "EPIPES"));
+          return;
+        } finally {
+          this.tell({ type: "opened", id: message.id });
+        }
+        return this.handOver(pending, child);
+      }
       case "exit":
         if (pending.state === "starting" || pending.state === "handing-over") {
           pending.earlyExit = { code: message.code, signal: message.signal };
@@ -225,19 +230,13 @@ export class Spawner {
     }
   }
 
-  private onStdio(id: number, fd: StdioFd, socket: Socket): void {
-    const pending = this.children.get(id);
-    // For a start that already failed (or for nobody): the child's end closes with it.
-    if (pending?.state !== "starting" || pending.stdio[fd]) return void socket.destroy();
-    pending.stdio[fd] = socket;
-    this.startIfComplete(pending);
+  private tell(message: DaemonMessage): void {
+    if (this.process.connected) this.process.send(message, () => undefined);
   }
 
-  private startIfComplete(pending: Pending): void {
-    const connected = pending.stdio.filter(Boolean).length;
-    if (pending.state !== "starting" || pending.pid === undefined || connected !== pending.awaitedStdio) return;
+  private handOver(pending: Pending, child: SpawnedChild): void {
     pending.state = "handing-over";
-    pending.resolve({ pid: pending.pid, stdin: pending.stdio[0], stdout: pending.stdio[1], stderr: pending.stdio[2] });
+    pending.resolve(child);
     // The awaiting code attaches in microtasks, which all run before this.
     setImmediate(() => {
       if (pending.state !== "handing-over") return;
