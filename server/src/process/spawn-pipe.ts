@@ -41,8 +41,8 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
     if (readable.readableEnded) events.streamEnded(stream);
     else readable.once("end", () => events.streamEnded(stream));
   };
-  wire(stdout!, "stdout");
-  wire(stderr!, "stderr");
+  wire(stdout, "stdout");
+  wire(stderr, "stderr");
 
   return {
     pid: spawned.pid,
@@ -63,12 +63,12 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
       // Pipes have no window size.
     },
     pause() {
-      stdout!.pause();
-      stderr!.pause();
+      stdout.pause();
+      stderr.pause();
     },
     resume() {
-      stdout!.resume();
-      stderr!.resume();
+      stdout.resume();
+      stderr.resume();
     },
   };
 }

@@ -8,20 +8,16 @@ import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
-import { openDaemonEnds } from "./daemon-ends.js";
+import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
 import { FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
 
-export interface SpawnedChild {
+export interface SpawnedChild extends DaemonEnds {
   readonly pid: number;
-  readonly stdin: Socket | undefined;
-  readonly stdout: Socket | undefined;
-  readonly stderr: Socket | undefined;
 }
 
 interface Pending {
@@ -101,8 +97,8 @@ export class Spawner {
       this.selfTested = code === 0;
     }).then(
       (child) => {
-        child.stdout?.resume();
-        child.stderr?.resume();
+        child.stdout.resume();
+        child.stderr.resume();
       },
       () => undefined,
     );
@@ -120,8 +116,6 @@ export class Spawner {
           startsInFlight: [...this.children.values()].filter((other) => other.state === "starting").length,
         });
         this.fail(pending, new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
-        // Nothing more will come about a child that has exited already.
-        if (pending.earlyExit) this.children.delete(id);
       }, SPAWN_TIMEOUT_MS);
       timer.unref();
       const pending: Pending = {
@@ -220,7 +214,7 @@ export class Spawner {
         return this.handOver(pending, child);
       }
       case "exit":
-        if (pending.state === "starting" || pending.state === "handing-over") {
+        if (pending.state === "handing-over") {
           pending.earlyExit = { code: message.code, signal: message.signal };
           return;
         }
