@@ -46,32 +46,40 @@ function release(id: number): void {
 }
 
 async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProcess; pipes: ChildPipes }> {
-  const paths = { stdin: request.pipeStdin ? await fifos.take() : undefined, stdout: await fifos.take(), stderr: await fifos.take() };
-  const stdin = paths.stdin === undefined ? undefined : openBothEnds(paths.stdin);
-  const stdout = openBothEnds(paths.stdout);
-  const stderr = openBothEnds(paths.stderr);
-  const childEnds = [stdin?.read, stdout.write, stderr.write].filter((fd) => fd !== undefined);
-  held.set(request.id, {
-    fds: [stdin?.write, stdout.read, stderr.read].filter((fd) => fd !== undefined),
-    paths: [paths.stdin, paths.stdout, paths.stderr].filter((path) => path !== undefined),
-    timer: setTimeout(() => release(request.id), HOLD_LIMIT_MS),
-  });
+  const pipes = { stdin: request.pipeStdin ? await fifos.take() : undefined, stdout: await fifos.take(), stderr: await fifos.take() };
+  const childEnds: number[] = [];
+  const entry: Held = {
+    fds: [],
+    paths: [pipes.stdin, pipes.stdout, pipes.stderr].filter((path) => path !== undefined),
+    timer: setTimeout(() => release(request.id), HOLD_LIMIT_MS).unref(),
+  };
+  held.set(request.id, entry);
+  /** Opens a pipe: `childReads` says which end is the child's; the other is held for the daemon. */
+  const open = (path: string, childReads: boolean) => {
+    const { read, write } = openBothEnds(path);
+    childEnds.push(childReads ? read : write);
+    entry.fds.push(childReads ? write : read);
+    return childReads ? read : write;
+  };
   try {
+    const stdin = pipes.stdin === undefined ? "ignore" : open(pipes.stdin, true);
+    const stdout = open(pipes.stdout, false);
+    const stderr = open(pipes.stderr, false);
     const child = spawn(request.file, request.args, {
       cwd: request.cwd,
       env: request.env,
       ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
       // A closed stdin is /dev/null: the child reads EOF at once.
-      stdio: [stdin?.read ?? "ignore", stdout.write, stderr.write],
+      stdio: [stdin, stdout, stderr],
       // A new session and process group, so the whole tree can be signalled.
       detached: true,
     });
-    return { child, pipes: paths };
+    return { child, pipes };
   } catch (error) {
     release(request.id);
     throw error;
   } finally {
-    // The child has its own copies now.
+    // The child has its own copies now (or never will).
     for (const fd of childEnds) closeSync(fd);
   }
 }

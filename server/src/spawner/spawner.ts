@@ -80,7 +80,7 @@ export class Spawner {
   async whenReady(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!this.ready) {
-      if (Date.now() > deadline) throw new Error("the spawner process could not run a test child (is `true` on PATH?)");
+      if (Date.now() > deadline) throw new Error("the spawner process could not run a test child (are `true` and `mkfifo` installed, and is the temporary directory writable?)");
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
