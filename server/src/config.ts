@@ -57,7 +57,7 @@ export const ConfigSchema = Type.Object(
       description: "Flow control: a process whose unsent output passes this is paused (it blocks on write) until the client catches up.",
     }),
     sharedAckWindowBytes: Type.Integer({
-      default: 256 * 1024,
+      default: 64 * 1024,
       minimum: 1024,
       description:
         "Flow control, for clients that acknowledge output: while more than one process of a socket is sending output, each may have at most this much unacknowledged (less if the client's own window is smaller), so one flooding process cannot queue far ahead of another's echo.",
