@@ -14,7 +14,7 @@ export interface DaemonEnds {
   readonly stderr: Socket;
 }
 
-/** Opens never wait: the helper holds the other end of each FIFO until told "opened". */
+/** Non-blocking opens, which never wait here: the child's end of every FIFO is open already. */
 export function openDaemonEnds(pipes: ChildPipes): DaemonEnds {
   const opened: number[] = [];
   const open = (path: string, flags: number) => {

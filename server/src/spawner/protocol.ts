@@ -30,8 +30,11 @@ export interface ChildPipes {
   readonly stderr: string;
 }
 
-/** Daemon to helper. "opened": the daemon has its ends of the child's pipes; the helper lets go of its own. */
-export type DaemonMessage = SpawnRequest | { readonly type: "opened"; readonly id: number };
+/**
+ * Daemon to helper. "release": the helper closes its copies of the daemon's
+ * ends of a child's pipes (the daemon has opened its own, or wants none).
+ */
+export type DaemonMessage = SpawnRequest | { readonly type: "release"; readonly id: number };
 
 /** Helper to daemon. */
 export type SpawnerMessage =

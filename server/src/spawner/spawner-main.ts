@@ -26,14 +26,18 @@ const send = (message: SpawnerMessage) => {
   if (process.connected) process.send!(message);
 };
 
-/** The daemon's ends of a child's pipes, held here until the daemon has opened its own. */
+/**
+ * The daemon's ends of a child's pipes, held here until the daemon has
+ * opened its own: until then the child must see neither EOF on stdin nor
+ * EPIPE on stdout.
+ */
 interface Held {
   readonly fds: number[];
   readonly paths: string[];
   readonly timer: NodeJS.Timeout;
 }
 const held = new Map<number, Held>();
-/** A daemon that never says "opened" (it died, or gave up on the start) does not leak them. */
+/** A daemon that never says "release" (it died meanwhile) does not leak them. */
 const HOLD_LIMIT_MS = 30_000;
 
 function release(id: number): void {
@@ -88,7 +92,7 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
 const running = new Set<number>();
 
 process.on("message", (message: DaemonMessage) => {
-  if (message.type === "opened") return release(message.id);
+  if (message.type === "release") return release(message.id);
   const request = message;
   spawnWithPipes(request).then(
     ({ child, pipes }) => {

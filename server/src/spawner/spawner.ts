@@ -201,7 +201,10 @@ export class Spawner {
       case "spawned": {
         pending.pid = message.pid;
         // The start already failed (timed out): nobody can reach this child.
-        if (pending.state === "failed") return killTree(message.pid);
+        if (pending.state === "failed") {
+          killTree(message.pid);
+          return this.tell({ type: "release", id: message.id });
+        }
         let child: SpawnedChild;
         try {
           child = { pid: message.pid, ...openDaemonEnds(message.pipes) };
@@ -209,7 +212,7 @@ export class Spawner {
           this.fail(pending, new SpawnError(`cannot open the child's pipes: ${(error as Error).message}`, "EPIPES"));
           return;
         } finally {
-          this.tell({ type: "opened", id: message.id });
+          this.tell({ type: "release", id: message.id });
         }
         return this.handOver(pending, child);
       }
