@@ -1,12 +1,12 @@
 /** Seq rules, exit and close, retention: upstream's local-process behaviour on the wire. */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { WireClient, b64, unb64 } from "./helpers/wire-client.js";
+import { scratchDirectory } from "./helpers/scratch.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
 const start = (client: WireClient, processId: string, argv: string[], extra: Record<string, unknown> = {}) =>
@@ -114,7 +114,7 @@ describe("process lifecycle", () => {
     const client = await WireClient.ready(daemon.url);
     // A background subshell keeps stdout open after sh exits and prints once
     // the test writes to its FIFO.
-    const fifo = join(mkdtempSync(join(tmpdir(), "execmux-")), "go");
+    const fifo = join(scratchDirectory("fifo"), "go");
     execFileSync("mkfifo", [fifo]);
     await start(client, "late", ["sh", "-c", '(read x < "$0"; echo late) & exit 0', fifo]);
     const exited = await client.next((message) => message.method === "process/exited");

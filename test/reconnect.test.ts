@@ -5,16 +5,16 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, DisconnectedError, SessionLostError, type ExecmuxClient, type GapEvent, type ProcessHandle } from "@execmux/client";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { FaultProxy } from "./helpers/fault-proxy.js";
+import { scratchDirectory } from "./helpers/scratch.js";
 
 const sha256 = (data: Uint8Array | Buffer) => createHash("sha256").update(data).digest("hex");
-const scratch = () => mkdtempSync(join(tmpdir(), "execmux-reconnect-"));
+const scratch = () => scratchDirectory("reconnect");
 const fastReconnect = { initialDelayMs: 5, maxDelayMs: 50, giveUpAfterMs: 30_000 };
 
 /** Collects a handle's output and checks that no seq is delivered twice or out of order. */

@@ -1,7 +1,6 @@
 /** Who gets in: tokens, origins, safe defaults, TLS, session isolation. */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, ErrorCode, RpcRequestError } from "@execmux/client";
@@ -9,6 +8,7 @@ import { startTestDaemon } from "./helpers/daemon.js";
 import { handshake, httpUrl } from "./helpers/http.js";
 import { runCli, spawnDaemon } from "./helpers/cli.js";
 import { WireClient } from "./helpers/wire-client.js";
+import { scratchDirectory } from "./helpers/scratch.js";
 
 const TOKEN = "s3cret-token-value";
 const base64url = (text: string) => Buffer.from(text).toString("base64url");
@@ -47,7 +47,7 @@ describe("bearer tokens", () => {
   });
 
   it("rotates tokens from a file on SIGHUP and when the file changes", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "execmux-tokens-")), "tokens");
+    const file = join(scratchDirectory("tokens"), "tokens");
     writeFileSync(file, "# current tokens\nfirst-token\nsecond-token\n");
     const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--token-file", file]);
     const ok = (token: string) => handshake(daemon.url, { headers: { authorization: `Bearer ${token}` } }).then((result) => result.status);
@@ -109,7 +109,7 @@ describe("safe defaults", () => {
   });
 
   it("serves wss:// with --tls-cert and --tls-key", async () => {
-    const directory = mkdtempSync(join(tmpdir(), "execmux-tls-"));
+    const directory = scratchDirectory("tls");
     const [cert, key] = [join(directory, "cert.pem"), join(directory, "key.pem")];
     execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
     const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]);

@@ -1,12 +1,12 @@
 /** process/start's parameters: cwd, environment policy, arg0, spawn failures. */
-import { describe, expect, it, onTestFinished } from "vitest";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { WireClient } from "./helpers/wire-client.js";
+import { scratchDirectory } from "./helpers/scratch.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
 
@@ -129,8 +129,7 @@ describe("stdio of pipe processes", () => {
   it("is made of pipes, as upstream's: bash with a stdin pipe does not take it for a remote shell and read ~/.bashrc", async () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
-    const home = mkdtempSync(join(tmpdir(), "execmux-home-"));
-    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    const home = scratchDirectory("home");
     writeFileSync(join(home, ".bashrc"), "echo 'read ~/.bashrc'\n");
     const output = await run(client, "bash", {
       argv: ["bash", "-c", "for fd in 0 1 2; do [ -p /dev/fd/$fd ] && echo pipe $fd; done"],
