@@ -27,7 +27,8 @@ export class ManagedProcess {
   readonly log: OutputLog;
   private child: Child | undefined;
   private seqCounter = 1;
-  private openStreams = 0;
+  /** Counted, not subtracted from an open count: a child may report before it is attached. */
+  private endedStreams = 0;
   private exit: { code: number; signal: NodeJS.Signals | null; seq: number } | undefined;
   private closedSeq: number | undefined;
   private readonly waiters = new Set<() => void>();
@@ -56,7 +57,7 @@ export class ManagedProcess {
     output: (stream, data) => this.coalescer.push(stream, data),
     streamEnded: () => {
       this.coalescer.flush();
-      this.openStreams--;
+      this.endedStreams++;
       this.closeIfDone();
     },
     exited: (code, signal) => {
@@ -73,8 +74,9 @@ export class ManagedProcess {
 
   attach(child: Child): void {
     this.child = child;
-    this.openStreams += child.streams.length;
     if (this.paused) child.pause();
+    // Its exit and end of output may have been reported already.
+    this.closeIfDone();
   }
 
   get pid(): number | undefined {
@@ -232,14 +234,13 @@ export class ManagedProcess {
   }
 
   private closeIfDone(): void {
-    if (this.closed || !this.exit || this.openStreams > 0) return;
+    if (this.closed || !this.exit || !this.child || this.endedStreams < this.child.streams.length) return;
     const seq = this.seqCounter++;
     this.closedSeq = seq;
     this.publish({ kind: "closed", seq });
     // The leader is gone and its output closed: anything left in its group is
     // an orphan nobody can read from or signal through the protocol. After a
     // terminate, the rest of its session goes too.
-    if (!this.child) return;
     if (this.killTimer) {
       clearTimeout(this.killTimer);
       this.killTimer = undefined;

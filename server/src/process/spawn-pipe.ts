@@ -1,12 +1,11 @@
 /** Children on pipes: stdout and stderr kept apart, stdin a pipe or closed. Forked by the spawner process. */
 import type { Readable } from "node:stream";
 import type { OutputStream } from "@execmux/shared";
-import type { SpawnedChild, Spawner } from "../spawner/spawner.js";
+import type { Spawner } from "../spawner/spawner.js";
 import type { Child, ChildEvents, SpawnSpec } from "./child.js";
 
 export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: ChildEvents): Promise<Child> {
-  let spawned: SpawnedChild | undefined;
-  spawned = await spawner.spawn(
+  const spawned = await spawner.spawn(
     {
       file: spec.file,
       args: spec.args,
@@ -15,12 +14,7 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
       env: spec.env,
       pipeStdin: spec.pipeStdin,
     },
-    (code, signal) => {
-      // As Node does for its children: a pipe nobody may read any more. (A
-      // FIFO's writer would otherwise only learn of it on its next write.)
-      spawned?.stdin?.destroy();
-      events.exited(code, signal);
-    },
+    (code, signal) => events.exited(code, signal),
   );
 
   const { stdin, stdout, stderr } = spawned;

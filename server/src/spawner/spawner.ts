@@ -25,15 +25,11 @@ interface Pending {
   resolve(child: SpawnedChild): void;
   reject(error: Error): void;
   onExit(code: number | null, signal: NodeJS.Signals | null): void;
-  /**
-   * "handing-over": resolved, but whoever awaited the start may not have
-   * attached to the child yet (until the next turn of the event loop).
-   * "failed" covers timed out: later news of it only matters for killing the child.
-   */
-  state: "starting" | "handing-over" | "started" | "failed";
+  /** "failed" covers timed out: later news of it only matters for killing the child. */
+  state: "starting" | "started" | "failed";
   pid?: number;
-  /** An exit reported before whoever started the child has attached to it. */
-  earlyExit?: { code: number | null; signal: NodeJS.Signals | null };
+  /** Once started: the daemon's ends of its pipes. */
+  child?: SpawnedChild;
 }
 
 const SPAWN_TIMEOUT_MS = 10_000;
@@ -214,14 +210,17 @@ export class Spawner {
         } finally {
           this.tell({ type: "release", id: message.id });
         }
-        return this.handOver(pending, child);
+        pending.state = "started";
+        pending.child = child;
+        return pending.resolve(child);
       }
       case "exit":
-        if (pending.state === "handing-over") {
-          pending.earlyExit = { code: message.code, signal: message.signal };
-          return;
-        }
+        // It may come in the same read as "spawned", before whoever awaited
+        // the start has attached to the child: ManagedProcess allows for that.
         this.children.delete(message.id);
+        // As Node does for its children: nobody may read that pipe any more
+        // (and a FIFO's writer would only learn of it on its next write).
+        pending.child?.stdin?.destroy();
         if (pending.state === "started") pending.onExit(message.code, message.signal);
         return;
     }
@@ -229,20 +228,6 @@ export class Spawner {
 
   private tell(message: DaemonMessage): void {
     if (this.process.connected) this.process.send(message, () => undefined);
-  }
-
-  private handOver(pending: Pending, child: SpawnedChild): void {
-    pending.state = "handing-over";
-    pending.resolve(child);
-    // The awaiting code attaches in microtasks, which all run before this.
-    setImmediate(() => {
-      if (pending.state !== "handing-over") return;
-      pending.state = "started";
-      const exit = pending.earlyExit;
-      if (!exit) return;
-      this.children.delete(pending.id);
-      pending.onExit(exit.code, exit.signal);
-    });
   }
 
   /**
@@ -257,8 +242,6 @@ export class Spawner {
       if (pending.state === "starting") this.fail(pending, new SpawnError("the spawner process exited", "ESPAWNER"));
       else if (pending.pid !== undefined) killTree(pending.pid);
       if (pending.state === "started") pending.onExit(null, "SIGKILL");
-      // Reported once handed over (unless its real exit came first).
-      if (pending.state === "handing-over") pending.earlyExit ??= { code: null, signal: "SIGKILL" };
     }
     if (!this.stopped) this.process = this.startHelper();
   }

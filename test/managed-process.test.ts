@@ -1,0 +1,48 @@
+/** ManagedProcess's ordering rules with a fake child, as a pure unit. */
+import { describe, expect, it } from "vitest";
+import { ManagedProcess, type ProcessEvent } from "../server/dist/process/managed-process.js";
+
+/** A pid above the kernel's limit: the SIGKILL sent to its group at close reaches nobody. */
+const NO_SUCH_PID = 2 ** 22 + 1;
+
+const fakeChild = () => ({
+  pid: NO_SUCH_PID,
+  streams: ["stdout", "stderr"] as const,
+  stdinOpen: false,
+  write() {},
+  closeStdin() {},
+  resize() {},
+  pause() {},
+  resume() {},
+});
+
+function track() {
+  const events: string[] = [];
+  const process = new ManagedProcess("p", false, { retainedBytes: 1024, killGraceMs: 1000 }, (_, event: ProcessEvent) =>
+    events.push(`${event.kind}:${event.seq}`),
+  );
+  return { process, events };
+}
+
+describe("ManagedProcess", () => {
+  it("closes only once attached, when the child reported its exit and the end of its output before that", () => {
+    const { process, events } = track();
+    process.childEvents.output("stdout", Buffer.from("x"));
+    process.childEvents.exited(0, null);
+    process.childEvents.streamEnded("stdout");
+    process.childEvents.streamEnded("stderr");
+    expect(process.closed).toBe(false);
+    process.attach(fakeChild());
+    expect(events).toEqual(["output:1", "exited:2", "closed:3"]);
+  });
+
+  it("waits for every stream of an attached child after an early exit", () => {
+    const { process, events } = track();
+    process.childEvents.exited(0, null);
+    process.attach(fakeChild());
+    process.childEvents.streamEnded("stdout");
+    expect(process.closed).toBe(false);
+    process.childEvents.streamEnded("stderr");
+    expect(events).toEqual(["exited:1", "closed:2"]);
+  });
+});
