@@ -94,11 +94,13 @@ const running = new Set<number>();
 process.on("message", (message: DaemonMessage) => {
   if (message.type === "release") return release(message.id);
   const request = message;
+  const reportFailure = (error: NodeJS.ErrnoException) =>
+    send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message });
   spawnWithPipes(request).then(
     ({ child, pipes }) => {
       child.once("error", (error: NodeJS.ErrnoException) => {
         release(request.id);
-        send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message });
+        reportFailure(error);
       });
       // Known from here, so a kill of this helper takes it along even before it is reported.
       if (child.pid !== undefined) running.add(child.pid);
@@ -108,7 +110,7 @@ process.on("message", (message: DaemonMessage) => {
         send({ type: "exit", id: request.id, code, signal });
       });
     },
-    (error: NodeJS.ErrnoException) => send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message }),
+    reportFailure,
   );
 });
 
