@@ -25,7 +25,7 @@ function track() {
 }
 
 describe("ManagedProcess", () => {
-  it("closes only once attached, when the child reported its exit and the end of its output before that", () => {
+  it("closes only once attached when the child reported its exit and end of output before, and sends nothing until announced", () => {
     const { process, events } = track();
     process.childEvents.output("stdout", Buffer.from("x"));
     process.childEvents.exited(0, null);
@@ -33,6 +33,10 @@ describe("ManagedProcess", () => {
     process.childEvents.streamEnded("stderr");
     expect(process.closed).toBe(false);
     process.attach(fakeChild());
+    expect(process.closed).toBe(true);
+    // Nothing is sent before the start's reply is out.
+    expect(events).toEqual([]);
+    process.announce();
     expect(events).toEqual(["output:1", "exited:2", "closed:3"]);
   });
 
@@ -40,6 +44,7 @@ describe("ManagedProcess", () => {
     const { process, events } = track();
     process.childEvents.exited(0, null);
     process.attach(fakeChild());
+    process.announce();
     process.childEvents.streamEnded("stdout");
     expect(process.closed).toBe(false);
     process.childEvents.streamEnded("stderr");

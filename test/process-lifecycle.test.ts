@@ -75,6 +75,22 @@ describe("process lifecycle", () => {
     ]);
   });
 
+  it("sends no notification of a process before the reply to its start, even when it exits at once", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    // The child's exit can reach the daemon before the start is answered.
+    const ids = Array.from({ length: 100 }, (_, index) => `quick-${index}`);
+    for (const processId of ids) {
+      await start(client, processId, ["true"]);
+      await client.closedOf(processId);
+    }
+    for (const processId of ids) {
+      const replyAt = client.messages.findIndex((message) => message.result?.processId === processId);
+      const firstNotificationAt = client.messages.findIndex((message) => message.method && message.params?.processId === processId);
+      expect(replyAt, processId).toBeLessThan(firstNotificationAt);
+    }
+  });
+
   it("refuses a duplicate live processId, also when two starts race", async () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);

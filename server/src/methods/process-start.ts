@@ -15,7 +15,7 @@ const DEFAULT_ROWS = 24;
 
 export async function processStart(
   params: ParamsOf<"process/start">,
-  { session, connection }: ProcessContext,
+  { session, connection, afterReply }: ProcessContext,
 ): Promise<ResultOf<"process/start">> {
   const [program, ...args] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
@@ -58,6 +58,7 @@ export async function processStart(
     stopTimer();
     managed.attach(child);
     session.commit(managed);
+    afterReply(() => managed.announce());
     log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");
   } catch (error) {
     session.release(params.processId);

@@ -34,6 +34,12 @@ export class ManagedProcess {
   private readonly waiters = new Set<() => void>();
   private readonly writeIds = new Map<string, WriteStatus>();
   private killTimer: NodeJS.Timeout | undefined;
+  /**
+   * Events of a process whose start has not been answered yet: a child may
+   * exit, or print, before the daemon has replied to process/start, and no
+   * client should hear of a process before it knows the process exists.
+   */
+  private unannounced: ProcessEvent[] | undefined = [];
   /** Who wants the output paused (flow control); the child reads only when nobody does. */
   private readonly pausedBy = new Set<object>();
 
@@ -250,8 +256,16 @@ export class ManagedProcess {
     }
   }
 
+  /** The start's reply is out: what happened so far is sent, and from now on as it happens. */
+  announce(): void {
+    const held = this.unannounced ?? [];
+    this.unannounced = undefined;
+    for (const event of held) this.onEvent(this, event);
+  }
+
   private publish(event: ProcessEvent): void {
-    this.onEvent(this, event);
+    if (this.unannounced) this.unannounced.push(event);
+    else this.onEvent(this, event);
     for (const wake of [...this.waiters]) wake();
   }
 }
