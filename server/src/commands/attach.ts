@@ -3,20 +3,15 @@
  * (as far as it is retained), then follows it live with stdin forwarded,
  * until it ends (exit with its code) or Ctrl-] detaches (in a terminal).
  */
-import { connect } from "@execmux/client";
 import { ConfigError } from "../config.js";
-import { parseClientArgs } from "./client-args.js";
+import { connectWith, parseClientArgs } from "./client-args.js";
 import { exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
 
 export async function attachCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, {});
   const processId = args.rest[0];
   if (!args.session || !processId) throw new ConfigError("usage: execmux attach --session ID PROCESS");
-  const client = await connect(args.url, {
-    clientName: "execmux-cli",
-    resume: { sessionId: args.session, processes: [processId] },
-    ...(args.token ? { token: args.token } : {}),
-  });
+  const client = await connectWith(args, { resume: { sessionId: args.session, processes: [processId] } });
   const info = (await client.list()).find((process) => process.processId === processId);
   const handle = client.handle(processId);
   if (!info || !handle) {

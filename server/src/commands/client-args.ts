@@ -3,6 +3,7 @@
  * `--url`, `--token`, `--session` with their EXECMUX_* equivalents, and
  * command-specific flags.
  */
+import { connect, type ConnectOptions, type ExecmuxClient } from "@execmux/client";
 import { ConfigError } from "../config.js";
 
 export interface ClientArgs {
@@ -50,4 +51,9 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     flags.set(name!, [...(flags.get(name!) ?? []), value]);
   }
   return { url: common.url ?? DEFAULT_URL, token: common.token || undefined, session: common.session || undefined, flags, rest };
+}
+
+/** Connects as the command line asked (`--url`, `--token`), with the command's own options. */
+export function connectWith(args: ClientArgs, options: ConnectOptions = {}): Promise<ExecmuxClient> {
+  return connect(args.url, { clientName: "execmux-cli", ...(args.token ? { token: args.token } : {}), ...options });
 }

@@ -2,9 +2,8 @@
  * `execmux exec [--tty] [--cwd DIR] [-e K=V]... [--detach] -- CMD ARGS...`:
  * runs a command on the daemon as if it were local, and exits with its code.
  */
-import { connect } from "@execmux/client";
 import { ConfigError } from "../config.js";
-import { parseClientArgs } from "./client-args.js";
+import { connectWith, parseClientArgs } from "./client-args.js";
 import { exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
 
 export async function execCommand(argv: string[]): Promise<void> {
@@ -20,7 +19,7 @@ export async function execCommand(argv: string[]): Promise<void> {
   }
   if (tty && !env.TERM) env.TERM = process.env.TERM ?? "xterm-256color";
 
-  const client = await connect(args.url, { clientName: "execmux-cli", ...(args.token ? { token: args.token } : {}) });
+  const client = await connectWith(args);
   const handle = await client.start({
     argv: args.rest,
     cwd: args.flags.get("--cwd")?.at(-1) ?? "/",

@@ -7,8 +7,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
-import { connect, toTextOutput, UnifiedExec, type ExecCommandOutput } from "@execmux/client";
-import { parseClientArgs } from "./client-args.js";
+import { toTextOutput, UnifiedExec, type ExecCommandOutput } from "@execmux/client";
+import { connectWith, parseClientArgs } from "./client-args.js";
 
 const asToolResult = (result: ExecCommandOutput) => ({ content: [{ type: "text" as const, text: toTextOutput(result) }] });
 const asToolError = (error: unknown) => ({
@@ -18,7 +18,7 @@ const asToolError = (error: unknown) => ({
 
 export async function mcpCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, { "--cwd": "value" });
-  const client = await connect(args.url, { clientName: "execmux-mcp", ...(args.token ? { token: args.token } : {}) });
+  const client = await connectWith(args, { clientName: "execmux-mcp" });
   const exec = new UnifiedExec(client);
   const defaultCwd = args.flags.get("--cwd")?.at(-1);
 

@@ -1,17 +1,11 @@
 /** `execmux ps --session ID`: the processes of a session, one line each. */
-import { connect } from "@execmux/client";
 import { ConfigError } from "../config.js";
-import { parseClientArgs } from "./client-args.js";
+import { connectWith, parseClientArgs } from "./client-args.js";
 
 export async function psCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, {});
   if (!args.session) throw new ConfigError("execmux ps needs --session ID (or EXECMUX_SESSION); `execmux exec --detach` prints one");
-  const client = await connect(args.url, {
-    clientName: "execmux-cli",
-    resume: { sessionId: args.session },
-    reconnect: false,
-    ...(args.token ? { token: args.token } : {}),
-  });
+  const client = await connectWith(args, { resume: { sessionId: args.session }, reconnect: false });
   const rows = (await client.list()).map((process) => [
     process.processId,
     process.state,
