@@ -97,6 +97,24 @@ describe("client SDK", () => {
     client.close();
   });
 
+  it("tells an onExit or onClose listener added after the fact, once", async () => {
+    const daemon = await startTestDaemon();
+    const client = await connect(daemon.url);
+    const handle = await client.start({ argv: ["sh", "-c", "exit 3"] });
+    await handle.wait();
+    const exits: number[] = [];
+    let closes = 0;
+    handle.onExit((code) => exits.push(code));
+    handle.onClose(() => closes++);
+    const removed = vi.fn();
+    handle.onExit(removed)();
+    await client.list(); // a round trip: any microtask has run by now
+    expect(exits).toEqual([3]);
+    expect(closes).toBe(1);
+    expect(removed).not.toHaveBeenCalled();
+    client.close();
+  });
+
   it("turns daemon errors into RpcRequestError with the protocol's code", async () => {
     const daemon = await startTestDaemon();
     const client = await connect(daemon.url);

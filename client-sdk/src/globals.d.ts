@@ -5,6 +5,7 @@
  */
 declare function setTimeout(callback: () => void, ms: number): unknown;
 declare function clearTimeout(handle: unknown): void;
+declare function queueMicrotask(callback: () => void): void;
 declare class TextDecoder {
   constructor(label?: string, options?: { fatal?: boolean });
   decode(bytes?: Uint8Array, options?: { stream?: boolean }): string;

@@ -102,11 +102,18 @@ export class ProcessHandle {
   onGap(listener: (gap: GapNotification) => void): () => void {
     return this.events.on("gap", listener);
   }
+  /**
+   * A listener added after the exit still hears of it (on a microtask): a
+   * quick process's exit often arrives in the same read as the reply to its
+   * start, before the code after `await start()` runs.
+   */
   onExit(listener: (exitCode: number) => void): () => void {
-    return this.events.on("exit", listener);
+    const code = this.exitCodeValue;
+    return code === null ? this.events.on("exit", listener) : this.late(() => listener(code));
   }
+  /** Like onExit: a listener added after the close is called once, on a microtask. */
   onClose(listener: () => void): () => void {
-    return this.events.on("close", listener);
+    return this.isClosed || this.failure ? this.late(listener) : this.events.on("close", listener);
   }
 
   /** Resolves with the exit code once the process has closed (all output delivered). */
@@ -224,6 +231,14 @@ export class ProcessHandle {
     this.failure = error;
     this.events.emit("close");
     for (const waiter of this.closeWaiters.splice(0)) waiter.reject(error);
+  }
+
+  private late(listener: () => void): () => void {
+    let removed = false;
+    queueMicrotask(() => removed || listener());
+    return () => {
+      removed = true;
+    };
   }
 
   private accept(seq: number): boolean {
