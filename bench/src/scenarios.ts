@@ -40,20 +40,28 @@ async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promis
   return samples;
 }
 
-/** Echo latency through `cat` (pipe) or a PTY's echo, optionally while another process floods the socket (`acks: false`: without credit flow control). */
+/**
+ * Echo latency through `cat` (pipe) or a PTY's echo, optionally while another
+ * process floods the socket (`acks: false`: without credit flow control);
+ * with a flood, also the flood's throughput meanwhile (MiB/s).
+ */
 export async function echoLatency(
   url: string,
   options: { tty: boolean; flood: boolean; roundTrips: number; acks?: boolean },
-): Promise<{ p50: number; p99: number }> {
+): Promise<{ p50: number; p99: number; floodMiBps: number }> {
   const client = await connect(url, options.acks === false ? { ackWindowBytes: false } : {});
   try {
     const flood = options.flood ? await client.start({ argv: ["cat", "/dev/zero"] }) : undefined;
-    flood?.onOutput(() => undefined);
+    let floodBytes = 0;
+    flood?.onOutput((event) => (floodBytes += event.data.length));
     const echo = await client.start({ argv: ["cat"], tty: options.tty, pipeStdin: !options.tty });
+    const started = performance.now();
+    const floodBytesBefore = floodBytes;
     const samples = sortNumbers(await echoRoundTrips(echo, options.roundTrips));
+    const floodMiBps = (floodBytes - floodBytesBefore) / MiB / ((performance.now() - started) / 1000);
     await flood?.terminate();
     await echo.terminate();
-    return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+    return { p50: percentile(samples, 50), p99: percentile(samples, 99), floodMiBps };
   } finally {
     client.close();
   }

@@ -17,6 +17,7 @@ import {
   type StartParams,
 } from "@execmux/shared";
 import { decodeBase64 } from "./base64.js";
+import { AckBatcher } from "./ack-batcher.js";
 import { backoffDelay, resolveReconnectOptions, type ReconnectOptions, type ResolvedReconnectOptions } from "./backoff.js";
 import { Emitter } from "./emitter.js";
 import { DisconnectedError, ExecmuxError, RpcRequestError, SessionLostError } from "./errors.js";
@@ -112,8 +113,8 @@ export class ExecmuxClient {
   private readonly reconnectOptions: ResolvedReconnectOptions;
   private rpc: RpcClient | undefined;
   private session = "";
-  /** Acks go out once this much output of a process was delivered (undefined: acks off). */
-  private ackEveryBytes: number | undefined;
+  /** Undefined while acks are off. */
+  private acks: AckBatcher | undefined;
   /** Set once the client is closed or the session lost: every request fails with it. */
   private finalError: ExecmuxError | undefined;
   /** The one reconnect loop, shared by every caller waiting for a connection. */
@@ -251,7 +252,7 @@ export class ExecmuxClient {
     const cursors = Object.fromEntries(
       [...this.handles].filter(([, handle]) => handle.started).map(([processId, handle]) => [processId, handle.lastSeq]),
     );
-    for (const handle of this.handles.values()) handle.unackedBytes = 0;
+    this.acks?.reset();
     const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const outputOptions = {
       binaryOutput: this.options.binaryOutput ?? true,
@@ -272,7 +273,13 @@ export class ExecmuxClient {
     this.session = result.sessionId;
     // A quarter of the smallest window the daemon may apply, so credit never runs dry.
     const window = result.sharedAckWindowBytes ?? this.ackWindowBytes;
-    this.ackEveryBytes = window ? Math.max(1, Math.floor(window / 4)) : undefined;
+    this.acks = window
+      ? new AckBatcher(
+          (processId, bytes) => this.rpc?.notify("process/ack", { processId, bytes }),
+          Math.max(1, Math.floor(window / 4)),
+          Math.max(1, Math.floor((this.ackWindowBytes ?? window) / 4)),
+        )
+      : undefined;
     this.rpc = rpc;
     rpc.notify("initialized", {});
     for (const processId of result.unknownProcessIds ?? []) {
@@ -347,6 +354,7 @@ export class ExecmuxClient {
     const rpc = this.rpc;
     this.rpc = undefined;
     rpc?.close();
+    this.acks?.reset();
     for (const handle of this.handles.values()) handle.fail(error);
     this.handles.clear();
     if (error instanceof SessionLostError) this.events.emit("sessionLost", error);
@@ -355,9 +363,8 @@ export class ExecmuxClient {
   // ---------------------------------------------------------------- notifications
 
   /**
-   * Hands output to its handle, then gives the daemon credit for it: acks go
-   * out in batches of a quarter (shared) window, so the window never runs dry
-   * while the application keeps up.
+   * Hands output to its handle, then gives the daemon credit for it (in
+   * batches, see AckBatcher).
    */
   private deliverOutput(processId: string, seq: number, stream: OutputStream, data: Uint8Array): void {
     const handle = this.handles.get(processId);
@@ -368,13 +375,7 @@ export class ExecmuxClient {
 
   /** @internal Credit for `bytes` of a process's output the application consumed. */
   ackOutput(handle: ProcessHandle, bytes: number): void {
-    const ackEvery = this.ackEveryBytes;
-    if (!ackEvery) return;
-    handle.unackedBytes += bytes;
-    if (handle.unackedBytes >= ackEvery) {
-      this.rpc?.notify("process/ack", { processId: handle.processId, bytes: handle.unackedBytes });
-      handle.unackedBytes = 0;
-    }
+    this.acks?.add(handle.processId, bytes);
   }
 
   private onNotification(method: string, params: unknown): void {

@@ -36,8 +36,6 @@ export class ProcessHandle {
   private listening = 0;
   /** @internal The daemon confirmed the start. */
   started = false;
-  /** @internal Output delivered but not yet acknowledged to the daemon. */
-  unackedBytes = 0;
   private readonly backlog: OutputEvent[] = [];
   private backlogBytes = 0;
 
