@@ -40,6 +40,13 @@ describe("AckBatcher", () => {
     ]);
   });
 
+  it("forgets a closed process's credit, so a client of many short processes does not grow", () => {
+    acks.add("done", 20 * KiB);
+    acks.forget("done");
+    vi.advanceTimersByTime(10);
+    expect(sent).toEqual([]);
+  });
+
   it("forgets credit on reset: a new socket counts from zero", () => {
     acks.add("a", 32 * KiB);
     acks.reset();

@@ -41,6 +41,12 @@ export class AckBatcher {
     }
   }
 
+  /** The process closed: what it still has unacknowledged no longer matters. */
+  forget(processId: string): void {
+    this.unacked.delete(processId);
+    this.delayed.delete(processId);
+  }
+
   /** Forgets all credit: the socket is gone, and a new one starts counting from zero. */
   reset(): void {
     clearTimeout(this.timer);

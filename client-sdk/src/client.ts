@@ -375,7 +375,8 @@ export class ExecmuxClient {
 
   /** @internal Credit for `bytes` of a process's output the application consumed. */
   ackOutput(handle: ProcessHandle, bytes: number): void {
-    this.acks?.add(handle.processId, bytes);
+    // A closed process sends nothing more: its credit no longer matters.
+    if (!handle.closed) this.acks?.add(handle.processId, bytes);
   }
 
   private onNotification(method: string, params: unknown): void {
@@ -394,6 +395,7 @@ export class ExecmuxClient {
       case "process/closed":
         handle.deliverClose(seq);
         this.handles.delete(processId);
+        this.acks?.forget(processId);
         break;
       case "process/gap": {
         const gap = params as GapNotification;
