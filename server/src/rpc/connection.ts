@@ -221,7 +221,9 @@ export class Connection implements SessionSink {
 
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: RawData): void {
-    const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as Buffer).toString("utf8");
+    // Buffer.from(buffer) would copy: a Buffer is decoded where it is.
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const text = bytes.toString("utf8");
     const message = parseFrame(text);
     switch (message.kind) {
       case "invalid":
