@@ -6,6 +6,8 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import { createRequire } from "node:module";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 
 export function ensureWebsocketd(): string | undefined {
@@ -77,24 +79,45 @@ export async function websocketdThroughput(binary: string, command: string[]): P
   }
 }
 
+/** Round-trip times (ms) of one byte through a relay that echoes raw WebSocket frames. */
+async function rawEcho(url: string, roundTrips: number): Promise<number[]> {
+  const socket = new WebSocket(url);
+  await new Promise((resolve) => socket.once("open", resolve));
+  const samples: number[] = [];
+  for (let trip = 0; trip < roundTrips; trip++) {
+    const sent = performance.now();
+    const echoed = new Promise((resolve) => socket.once("message", resolve));
+    socket.send(Buffer.from("x"));
+    await echoed;
+    samples.push(performance.now() - sent);
+  }
+  socket.close();
+  return samples;
+}
+
 /** Round-trip times (ms) of one byte through websocketd running `cat`. */
 export async function websocketdEcho(binary: string, roundTrips: number): Promise<number[]> {
   const server = await startWebsocketd(binary, ["cat"]);
   try {
-    const socket = new WebSocket(server.url);
-    await new Promise((resolve) => socket.once("open", resolve));
-    const samples: number[] = [];
-    for (let trip = 0; trip < roundTrips; trip++) {
-      const sent = performance.now();
-      const echoed = new Promise((resolve) => socket.once("message", resolve));
-      socket.send(Buffer.from("x"));
-      await echoed;
-      samples.push(performance.now() - sent);
-    }
-    socket.close();
-    return samples;
+    return await rawEcho(server.url, roundTrips);
   } finally {
     await server.stop();
+  }
+}
+
+/** The same through node-relay.ts (ws and a piped `cat`, nothing else), in its own process. */
+export async function nodeRelayEcho(roundTrips: number): Promise<number[]> {
+  const relay = spawn(process.execPath, [fileURLToPath(new URL("./node-relay.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: relay.stdout! }).once("line", resolve);
+      relay.once("exit", (code) => reject(new Error(`node-relay exited with ${code}`)));
+    });
+    return await rawEcho(`ws://127.0.0.1:${port}`, roundTrips);
+  } finally {
+    const exited = new Promise((resolve) => relay.once("exit", resolve));
+    relay.kill();
+    await exited;
   }
 }
 

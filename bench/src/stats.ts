@@ -20,6 +20,24 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 export const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
 
+/**
+ * Like `repeat` for several measures that are compared with each other:
+ * their runs take turns (a, b, c, a, b, c, ...), so a machine that is slower
+ * for a while slows all of them alike instead of one.
+ */
+export async function repeatInterleaved<M extends Record<string, () => Promise<number>>>(
+  runs: number,
+  measures: M,
+): Promise<{ [K in keyof M]: Summary }> {
+  const entries = Object.entries(measures);
+  for (const [, measure] of entries) await measure();
+  const values = new Map<string, number[]>(entries.map(([key]) => [key, []]));
+  for (let run = 0; run < runs; run++) {
+    for (const [key, measure] of entries) values.get(key)!.push(await measure());
+  }
+  return Object.fromEntries(entries.map(([key]) => [key, summarize(values.get(key)!)])) as { [K in keyof M]: Summary };
+}
+
 /** Runs `measure` once to warm up (JIT, page cache), then `runs` times, and summarizes those. */
 export async function repeat(runs: number, measure: () => Promise<number>): Promise<Summary> {
   await measure();
