@@ -1,8 +1,11 @@
 /** Flow control correctness (not speed): bounded memory, nothing lost, fairness, credits, binary frames. */
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { decodeBinaryOutputFrame } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
+import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, b64, unb64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -128,5 +131,35 @@ describe("binary output frames", () => {
     // Reads stay JSON with base64.
     const read = await client.call<{ chunks: { chunk: string }[] }>("process/read", { processId: "ünï" });
     expect(read.chunks.map((chunk) => unb64(chunk.chunk)).sort()).toEqual(["err", "héllo"]);
+  });
+
+  it("delivers large output byte for byte, live and again when replayed, with the longest processId", async () => {
+    // Large reads are framed in place, in room left in front of the read buffer; the longest
+    // processId (256 four-byte characters) needs all of that room.
+    const file = join(scratchDirectory("frames"), "random");
+    const random = randomBytes(900_000);
+    writeFileSync(file, random);
+    const processId = "🚀".repeat(256);
+    const daemon = await startTestDaemon();
+    const bytesOf = (client: WireClient) => {
+      const frames = client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!);
+      expect(frames.every((frame) => frame.processId === processId)).toBe(true);
+      expect(frames.map((frame) => frame.seq)).toEqual([...frames.map((frame) => frame.seq)].sort((a, b) => a - b));
+      return Buffer.concat(frames.map((frame) => frame.data));
+    };
+
+    const live = await WireClient.connect(daemon.url);
+    const { sessionId } = await live.call<{ sessionId: string }>("initialize", { clientName: "live", binaryOutput: true });
+    live.send({ method: "initialized" });
+    await live.call("process/start", { processId, argv: ["cat", file], cwd: "/", env: { PATH }, tty: false });
+    await live.closedOf(processId);
+    expect(bytesOf(live).equals(random)).toBe(true);
+    live.close();
+    await live.closed;
+
+    const replayed = await WireClient.connect(daemon.url);
+    await replayed.call("initialize", { clientName: "again", binaryOutput: true, resumeSessionId: sessionId, cursors: { [processId]: 0 } });
+    await replayed.closedOf(processId);
+    expect(bytesOf(replayed).equals(random)).toBe(true);
   });
 });

@@ -12,6 +12,7 @@ import {
   type RequestId,
   type RpcErrorBody,
 } from "@execmux/shared";
+import { frameAround } from "../process/output-buffers.js";
 
 export type Incoming =
   | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
@@ -72,8 +73,17 @@ export function encodeNotification(method: string, params: unknown, jsonrpc: boo
   return `${prefix(jsonrpc)}"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
 }
 
-/** `process/output` as a binary frame (extension; layout in shared/src/binary-frame.ts). */
+/**
+ * `process/output` as a binary frame (extension; layout in
+ * shared/src/binary-frame.ts): in front of the data where it was read with
+ * room for that (output-buffers.ts), else as a copy.
+ */
 export function encodeBinaryOutput(processIdUtf8: Buffer, seq: number, stream: OutputStream, data: Buffer): Buffer {
+  const inPlace = frameAround(data, BINARY_HEADER_BYTES + processIdUtf8.length);
+  if (inPlace) {
+    writeBinaryOutputHeader(inPlace, processIdUtf8, seq, stream);
+    return inPlace;
+  }
   const frame = Buffer.allocUnsafe(BINARY_HEADER_BYTES + processIdUtf8.length + data.length);
   const headerLength = writeBinaryOutputHeader(frame, processIdUtf8, seq, stream);
   data.copy(frame, headerLength);

@@ -5,6 +5,7 @@
  */
 import { closeSync, constants, openSync } from "node:fs";
 import { Socket } from "node:net";
+import { readableWithHeadroom } from "../process/output-buffers.js";
 import type { ChildPipes } from "./protocol.js";
 
 export interface DaemonEnds {
@@ -36,8 +37,8 @@ export function openDaemonEnds(pipes: ChildPipes): DaemonEnds {
     const stdin = pipes.stdin === undefined ? undefined : openStdin(pipes.stdin, open);
     return {
       stdin: stdin === undefined ? undefined : new Socket({ fd: stdin, readable: false, writable: true }),
-      stdout: new Socket({ fd: stdout, readable: true, writable: false }),
-      stderr: new Socket({ fd: stderr, readable: true, writable: false }),
+      stdout: readableWithHeadroom(stdout),
+      stderr: readableWithHeadroom(stderr),
     };
   } catch (error) {
     for (const fd of opened) closeSync(fd);
