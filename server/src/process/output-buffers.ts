@@ -15,9 +15,10 @@ const LARGE_READ_BYTES = 64 * 1024;
 const HEADROOM_BYTES = BINARY_HEADER_BYTES + 4 * (ProcessIdSchema.maxLength ?? 256);
 /**
  * A read at least this full keeps its buffer; a smaller one is copied out,
- * so that retained output never pins much more memory than its own size.
+ * so that retained output never pins much more memory than its own size
+ * (a stream's reads fill the whole 64 KiB, a pipe's capacity).
  */
-const KEEP_BYTES = (LARGE_READ_BYTES * 3) / 4;
+const KEEP_BYTES = (LARGE_READ_BYTES * 15) / 16;
 
 /** Chunks that have HEADROOM_BYTES in front of them which no one else uses. */
 const withHeadroom = new WeakSet<Buffer>();
