@@ -8,9 +8,14 @@
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import { BINARY_HEADER_BYTES, ProcessIdSchema } from "@execmux/shared";
 
-/** Reads go into a small buffer until one fills it, then into large ones until output slows down again. */
-const SMALL_READ_BYTES = 4 * 1024;
-const LARGE_READ_BYTES = 64 * 1024;
+/**
+ * Read buffer sizes: a read that fills its buffer moves the next one up a
+ * size, a read smaller than the smallest moves it back down. An idle or
+ * interactive pipe holds a few hundred bytes; a stream reads a pipe's whole
+ * capacity (64 KiB) at a time. Only the largest have headroom.
+ */
+const READ_SIZES = [256, 4 * 1024, 64 * 1024] as const;
+const LARGE_READ_BYTES = READ_SIZES[2];
 /** The largest header: a processId of the longest length, every character 4 bytes of UTF-8. */
 const HEADROOM_BYTES = BINARY_HEADER_BYTES + 4 * (ProcessIdSchema.maxLength ?? 256);
 /**
@@ -27,18 +32,22 @@ const withHeadroom = new WeakSet<Buffer>();
  * A non-blocking read end as a Socket that emits "data" as usual, read with
  * `onread` into buffers with headroom. A buffer whose read was copied out is
  * reused for the next read. Node asks for the next buffer as soon as a read
- * is done, so an idle pipe holds one; a small one, unless output is flowing.
+ * is done, so an idle pipe holds one (a small one, see READ_SIZES).
  */
 export function readableWithHeadroom(fd: number): Socket {
   let current: Buffer | undefined;
-  let nextBytes = SMALL_READ_BYTES;
+  let size = 0;
+  const allocate = () =>
+    READ_SIZES[size] === LARGE_READ_BYTES
+      ? Buffer.allocUnsafe(HEADROOM_BYTES + LARGE_READ_BYTES).subarray(HEADROOM_BYTES)
+      : Buffer.allocUnsafeSlow(READ_SIZES[size]!);
   // Node 20 takes `onread` here too, though its types list it only for connect().
   const options: SocketConstructorOpts & { onread: OnReadOpts } = {
     fd,
     readable: true,
     writable: false,
     onread: {
-      buffer: () => (current ??= Buffer.allocUnsafe(HEADROOM_BYTES + nextBytes).subarray(HEADROOM_BYTES)),
+      buffer: () => (current ??= allocate()),
       callback: (bytes: number) => {
         const read = current!;
         let chunk: Buffer;
@@ -49,9 +58,9 @@ export function readableWithHeadroom(fd: number): Socket {
         } else {
           chunk = Buffer.allocUnsafe(bytes);
           read.copy(chunk, 0, 0, bytes);
-          const resize = bytes === read.length ? LARGE_READ_BYTES : bytes < SMALL_READ_BYTES ? SMALL_READ_BYTES : read.length;
-          if (resize !== read.length) {
-            nextBytes = resize;
+          const resized = bytes === read.length ? Math.min(size + 1, READ_SIZES.length - 1) : bytes < READ_SIZES[0] ? 0 : size;
+          if (resized !== size) {
+            size = resized;
             current = undefined;
           }
         }
