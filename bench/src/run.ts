@@ -42,6 +42,26 @@ function record(row: Row): void {
   console.error(`bench: ${row.scenario} / ${row.metric}: ${fmt(row.value.median)} ${row.unit}${base}${ratio}`);
 }
 
+type EchoRun = Awaited<ReturnType<typeof scenario.echoLatency>>;
+
+/** Section 3's rows for one setting: p50 (against websocketd's when given), p99, and the flood's rate if there was one. */
+function recordEcho(name: string, runs: EchoRun[], options: { baseline?: Summary | undefined; p99Below?: number; p50?: boolean }): void {
+  const p50 = summarize(runs.map((run) => run.p50));
+  const p99 = summarize(runs.map((run) => run.p99));
+  const { baseline } = options;
+  if (baseline) {
+    const ratio = p50.median / baseline.median;
+    record({ scenario: name, metric: "p50", unit: "ms", value: p50, baseline: { name: "websocketd cat", value: baseline }, ratio, target: "<= 1.2 x websocketd", met: ratio <= 1.2 });
+  } else if (options.p50 !== false) {
+    record({ scenario: name, metric: "p50", unit: "ms", value: p50 });
+  }
+  const limit = options.p99Below;
+  record({ scenario: name, metric: "p99", unit: "ms", value: p99, ...(limit !== undefined ? { target: `< ${limit} ms`, met: p99.median < limit } : {}) });
+  if (runs.some((run) => run.floodMiBps !== undefined)) {
+    record({ scenario: name, metric: "flood's throughput meanwhile", unit: "MiB/s", value: summarize(runs.map((run) => run.floodMiBps ?? NaN)) });
+  }
+}
+
 const fmt = (value: number) => (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3));
 const mibps = (bytesPerSecond: number) => bytesPerSecond / MiB;
 const single = (value: number): Summary => ({ median: value, min: value, max: value, runs: 1 });
@@ -91,57 +111,33 @@ async function main(): Promise<void> {
   }
   // 3. Echo latency.
   if (wanted(3)) {
-    // Without a flood, the runs take turns with websocketd's, which is the baseline.
-    const wsdP50s: number[] = [];
-    const relayP50s: number[] = [];
-    const quiet = { pipe: [] as { p50: number; p99: number }[], pty: [] as { p50: number; p99: number }[] };
-    for (let run = 0; run < Math.min(RUNS, 3); run++) {
-      if (websocketd) wsdP50s.push(percentile(sortNumbers(await websocketdEcho(websocketd, ROUND_TRIPS)), 50));
-      relayP50s.push(percentile(sortNumbers(await nodeRelayEcho(ROUND_TRIPS)), 50));
-      quiet.pipe.push(await scenario.echoLatency(daemon.url, { tty: false, flood: false, roundTrips: ROUND_TRIPS }));
-      quiet.pty.push(await scenario.echoLatency(daemon.url, { tty: true, flood: false, roundTrips: ROUND_TRIPS }));
+    const runs = Math.min(RUNS, 3);
+    const echo = (tty: boolean, flood: boolean, acks = true) => scenario.echoLatency(daemon.url, { tty, flood, roundTrips: ROUND_TRIPS, acks });
+    const p50Of = (samples: number[]) => percentile(sortNumbers(samples), 50);
+    // Without a flood, our runs take turns with the baselines'.
+    const wsd: number[] = [];
+    const relay: number[] = [];
+    const quiet = { pipe: [] as EchoRun[], pty: [] as EchoRun[] };
+    for (let run = 0; run < runs; run++) {
+      if (websocketd) wsd.push(p50Of(await websocketdEcho(websocketd, ROUND_TRIPS)));
+      relay.push(p50Of(await nodeRelayEcho(ROUND_TRIPS)));
+      quiet.pipe.push(await echo(false, false));
+      quiet.pty.push(await echo(true, false));
     }
+    const flooded = async (tty: boolean, acks = true) => {
+      const results: EchoRun[] = [];
+      for (let run = 0; run < runs; run++) results.push(await echo(tty, true, acks));
+      return results;
+    };
     // Context, not a target: what Node and ws alone cost (see node-relay.ts).
-    record({ scenario: "3. echo, pipe, bare Node relay", metric: "p50", unit: "ms", value: summarize(relayP50s) });
-    for (const tty of [false, true]) {
-      for (const flood of [false, true]) {
-        const p50s: number[] = [];
-        const p99s: number[] = [];
-        const floodRates: number[] = [];
-        for (let run = 0; run < Math.min(RUNS, 3); run++) {
-          const { p50, p99, floodMiBps } = flood
-            ? await scenario.echoLatency(daemon.url, { tty, flood, roundTrips: ROUND_TRIPS })
-            : { ...quiet[tty ? "pty" : "pipe"][run]!, floodMiBps: 0 };
-          p50s.push(p50);
-          p99s.push(p99);
-          floodRates.push(floodMiBps);
-        }
-        const name = `3. echo, ${tty ? "PTY" : "pipe"}${flood ? ", other process flooding" : ""}`;
-        const p50 = summarize(p50s);
-        const p99 = summarize(p99s);
-        if (wsdP50s.length > 0 && !flood) {
-          const base = summarize(wsdP50s);
-          record({ scenario: name, metric: "p50", unit: "ms", value: p50, baseline: { name: "websocketd cat", value: base }, ratio: p50.median / base.median, target: "<= 1.2 x websocketd", met: p50.median / base.median <= 1.2 });
-        } else {
-          record({ scenario: name, metric: "p50", unit: "ms", value: p50 });
-        }
-        const limit = flood ? 10 : 2;
-        record({ scenario: name, metric: "p99", unit: "ms", value: p99, target: `< ${limit} ms`, met: p99.median < limit });
-        if (flood) record({ scenario: name, metric: "flood's throughput meanwhile", unit: "MiB/s", value: summarize(floodRates) });
-      }
-    }
+    record({ scenario: "3. echo, pipe, bare Node relay", metric: "p50", unit: "ms", value: summarize(relay) });
+    const baseline = wsd.length > 0 ? summarize(wsd) : undefined;
+    recordEcho("3. echo, pipe", quiet.pipe, { baseline, p99Below: 2 });
+    recordEcho("3. echo, pipe, other process flooding", await flooded(false), { p99Below: 10 });
+    recordEcho("3. echo, PTY", quiet.pty, { baseline, p99Below: 2 });
+    recordEcho("3. echo, PTY, other process flooding", await flooded(true), { p99Below: 10 });
     // Why the SDK acks by default: the same flood with credit flow control off.
-    {
-      const p99s: number[] = [];
-      const floodRates: number[] = [];
-      for (let run = 0; run < Math.min(RUNS, 3); run++) {
-        const { p99, floodMiBps } = await scenario.echoLatency(daemon.url, { tty: false, flood: true, roundTrips: ROUND_TRIPS, acks: false });
-        p99s.push(p99);
-        floodRates.push(floodMiBps);
-      }
-      record({ scenario: "3. echo, pipe, other process flooding, acks off", metric: "p99", unit: "ms", value: summarize(p99s) });
-      record({ scenario: "3. echo, pipe, other process flooding, acks off", metric: "flood's throughput meanwhile", unit: "MiB/s", value: summarize(floodRates) });
-    }
+    recordEcho("3. echo, pipe, other process flooding, acks off", await flooded(false, false), { p50: false });
   }
   // 5. Scale. A failure is reported in the table rather than ending the run.
   if (wanted(5)) {

@@ -48,7 +48,7 @@ async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promis
 export async function echoLatency(
   url: string,
   options: { tty: boolean; flood: boolean; roundTrips: number; acks?: boolean },
-): Promise<{ p50: number; p99: number; floodMiBps: number }> {
+): Promise<{ p50: number; p99: number; floodMiBps: number | undefined }> {
   const client = await connect(url, options.acks === false ? { ackWindowBytes: false } : {});
   try {
     const flood = options.flood ? await client.start({ argv: ["cat", "/dev/zero"] }) : undefined;
@@ -58,7 +58,7 @@ export async function echoLatency(
     const started = performance.now();
     const floodBytesBefore = floodBytes;
     const samples = sortNumbers(await echoRoundTrips(echo, options.roundTrips));
-    const floodMiBps = (floodBytes - floodBytesBefore) / MiB / ((performance.now() - started) / 1000);
+    const floodMiBps = flood ? (floodBytes - floodBytesBefore) / MiB / ((performance.now() - started) / 1000) : undefined;
     await flood?.terminate();
     await echo.terminate();
     return { p50: percentile(samples, 50), p99: percentile(samples, 99), floodMiBps };
