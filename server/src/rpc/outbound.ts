@@ -37,6 +37,8 @@ export class Outbound {
   /** Credit flow control: pause a process with this many bytes sent but not
    * acknowledged by the client (undefined: off, the default). */
   private ackWindowBytes: number | undefined;
+  /** The window while the socket is shared: never more than the client's own. */
+  private sharedAckWindowBytes: number | undefined;
   /**
    * A process alone on the socket gets the client's whole window: deep
    * buffers are what make a single stream fast. Once output of another
@@ -74,7 +76,8 @@ export class Outbound {
   /** Turns credit flow control on; returns the windows the client must ack within. */
   enableAcks(windowBytes: number): { ackWindowBytes: number; sharedAckWindowBytes: number } {
     this.ackWindowBytes = windowBytes;
-    return { ackWindowBytes: windowBytes, sharedAckWindowBytes: Math.min(windowBytes, this.limits.sharedAckWindowBytes) };
+    this.sharedAckWindowBytes = Math.min(windowBytes, this.limits.sharedAckWindowBytes);
+    return { ackWindowBytes: windowBytes, sharedAckWindowBytes: this.sharedAckWindowBytes };
   }
 
   /** The client consumed `bytes` of a process's output (credit flow control). */
@@ -131,9 +134,7 @@ export class Outbound {
   }
 
   private currentAckWindow(): number | undefined {
-    const window = this.ackWindowBytes;
-    if (window === undefined || performance.now() >= this.sharedUntil) return window;
-    return Math.min(window, this.limits.sharedAckWindowBytes);
+    return this.sharedUntil > 0 && performance.now() < this.sharedUntil ? this.sharedAckWindowBytes : this.ackWindowBytes;
   }
 
   /** Pause past the limits, resume below half of them (hysteresis, so it does not flap). */
