@@ -2,8 +2,9 @@
  * Where a pipe child's output is read into: buffers with room in front for a
  * binary frame's header (see shared/src/binary-frame.ts), so that a large
  * chunk goes out as a frame without being copied, and without Node
- * allocating and zero-filling a fresh 64 KiB for every read (what bench
- * section 1, a 256 MiB stream, spends most per chunk on besides syscalls).
+ * allocating and zero-filling a fresh 64 KiB for every read (in a profile of
+ * bench section 1, a 256 MiB stream, that copy and that fill were the
+ * daemon's largest costs outside the kernel).
  */
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import { BINARY_HEADER_BYTES, ProcessIdSchema } from "@execmux/shared";
