@@ -133,9 +133,14 @@ describe("binary output frames", () => {
     expect(read.chunks.map((chunk) => unb64(chunk.chunk)).sort()).toEqual(["err", "héllo"]);
   });
 
-  it("delivers large output byte for byte, live and again when replayed, with the longest processId", async () => {
-    // Large reads are framed in place, in room left in front of the read buffer; the longest
-    // processId (256 four-byte characters) needs all of that room.
+  // Large reads are framed in place, in room left in front of them in the read buffer; the
+  // longest processId (256 four-byte characters) needs all of that room. `cat` fills the pipe
+  // (reads merged into one chunk); 20,000-byte writes a moment apart are read one at a time,
+  // several chunks to a buffer, each with its own room.
+  it.each([
+    ["a pipe kept full", (file: string) => ["cat", file]],
+    ["writes a moment apart", (file: string) => ["sh", "-c", `for i in $(seq 0 44); do dd if=${file} bs=20000 skip=$i count=1 status=none; sleep 0.002; done`]],
+  ])("delivers large output byte for byte, live and again when replayed, with the longest processId (%s)", async (_name, argvFor) => {
     const file = join(scratchDirectory("frames"), "random");
     const random = randomBytes(900_000);
     writeFileSync(file, random);
@@ -151,7 +156,7 @@ describe("binary output frames", () => {
     const live = await WireClient.connect(daemon.url);
     const { sessionId } = await live.call<{ sessionId: string }>("initialize", { clientName: "live", binaryOutput: true });
     live.send({ method: "initialized" });
-    await live.call("process/start", { processId, argv: ["cat", file], cwd: "/", env: { PATH }, tty: false });
+    await live.call("process/start", { processId, argv: argvFor(file), cwd: "/", env: { PATH }, tty: false });
     await live.closedOf(processId);
     expect(bytesOf(live).equals(random)).toBe(true);
     live.close();

@@ -14,6 +14,7 @@ const fakeChild = () => ({
   resize() {},
   pause() {},
   resume() {},
+  limitChunks() {},
 });
 
 function track() {

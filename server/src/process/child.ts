@@ -36,6 +36,8 @@ export interface Child {
   /** Stops reading output so the child blocks on write (flow control). */
   pause(): void;
   resume(): void;
+  /** Flow control: the most output one chunk may hold (a PTY's reads are small anyway). */
+  limitChunks(bytes: number): void;
 }
 
 /** Raised by a spawner when the program cannot be started at all. */

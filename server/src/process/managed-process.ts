@@ -42,6 +42,7 @@ export class ManagedProcess {
   private unannounced: ProcessEvent[] | undefined = [];
   /** Who wants the output paused (flow control); the child reads only when nobody does. */
   private readonly pausedBy = new Set<object>();
+  private chunkLimit: number | undefined;
 
   constructor(
     readonly processId: string,
@@ -81,6 +82,7 @@ export class ManagedProcess {
   attach(child: Child): void {
     this.child = child;
     if (this.paused) child.pause();
+    if (this.chunkLimit !== undefined) child.limitChunks(this.chunkLimit);
     // Its exit and end of output may have been reported already.
     this.closeIfDone();
   }
@@ -175,6 +177,13 @@ export class ManagedProcess {
 
   get paused(): boolean {
     return this.pausedBy.size > 0;
+  }
+
+  /** Flow control: the most output one chunk may hold from now on. */
+  limitChunks(bytes: number): void {
+    if (bytes === this.chunkLimit) return;
+    this.chunkLimit = bytes;
+    this.child?.limitChunks(bytes);
   }
 
   isPausedBy(holder: object): boolean {

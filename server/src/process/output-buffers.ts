@@ -5,74 +5,156 @@
  * allocating and zero-filling a fresh 64 KiB for every read (in a profile of
  * bench section 1, a 256 MiB stream, that copy and that fill were the
  * daemon's largest costs outside the kernel).
+ *
+ * When a read fills the pipe's whole capacity, the pipe is read on at once
+ * into the same buffer, so a fast writer's output leaves in chunks of up to
+ * 256 KiB instead of 64 KiB: each chunk costs the daemon and the client the
+ * same whatever its size (numbering, retaining, a frame).
  */
+import { readSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import { BINARY_HEADER_BYTES, ProcessIdSchema } from "@execmux/shared";
 
 /**
- * Read buffer sizes: a read that fills its buffer moves the next one up a
- * size, a read smaller than the smallest moves it back down. An idle or
- * interactive pipe holds a few hundred bytes; a stream reads a pipe's whole
- * capacity (64 KiB) at a time. Only the largest have headroom.
+ * Read buffer sizes for quiet pipes: a read that fills its buffer moves the
+ * next one up a size (past the last, to a slab), a read smaller than the
+ * smallest moves it back down. An idle or interactive pipe holds a few
+ * hundred bytes. Their reads are copied out, so retained output never pins
+ * much more memory than its own size.
  */
-const READ_SIZES = [256, 4 * 1024, 64 * 1024] as const;
-const LARGE_READ_BYTES = READ_SIZES[2];
+const SMALL_READ_SIZES = [256, 4 * 1024] as const;
+/** A pipe's capacity: a read this full means more may be waiting. */
+const PIPE_READ_BYTES = 64 * 1024;
+/** The most one chunk merges (four reads of a full pipe). */
+const BURST_BYTES = 4 * PIPE_READ_BYTES;
 /** The largest header: a processId of the longest length, every character 4 bytes of UTF-8. */
 const HEADROOM_BYTES = BINARY_HEADER_BYTES + 4 * (ProcessIdSchema.maxLength ?? 256);
 /**
- * A read at least this full keeps its buffer; a smaller one is copied out,
- * so that retained output never pins much more memory than its own size
- * (a stream's reads fill the whole 64 KiB, a pipe's capacity).
+ * A streaming pipe reads into slabs: chunk after chunk, each with its own
+ * headroom. Retained chunks pin their slab, so a process pins at most one
+ * slab more than it retains.
  */
-const KEEP_BYTES = (LARGE_READ_BYTES * 15) / 16;
+const SLAB_BYTES = HEADROOM_BYTES + BURST_BYTES;
+/** A chunk read into a slab smaller than this is copied out (its headroom would cost too much). */
+const KEEP_BYTES = 16 * 1024;
 
 /** Chunks that have HEADROOM_BYTES in front of them which no one else uses. */
 const withHeadroom = new WeakSet<Buffer>();
 
 /**
  * A non-blocking read end as a Socket that emits "data" as usual, read with
- * `onread` into buffers with headroom. A buffer whose read was copied out is
- * reused for the next read. Node asks for the next buffer as soon as a read
- * is done, so an idle pipe holds one (a small one, see READ_SIZES).
+ * `onread` into buffers with headroom. Node asks for the next buffer as soon
+ * as a read is done, so an idle pipe holds one (a small one, see
+ * SMALL_READ_SIZES).
  */
-export function readableWithHeadroom(fd: number): Socket {
-  let current: Buffer | undefined;
-  let size = 0;
-  const allocate = () =>
-    READ_SIZES[size] === LARGE_READ_BYTES
-      ? Buffer.allocUnsafe(HEADROOM_BYTES + LARGE_READ_BYTES).subarray(HEADROOM_BYTES)
-      : Buffer.allocUnsafeSlow(READ_SIZES[size]!);
-  // Node 20 takes `onread` here too, though its types list it only for connect().
-  const options: SocketConstructorOpts & { onread: OnReadOpts } = {
-    fd,
-    readable: true,
-    writable: false,
-    onread: {
-      buffer: () => (current ??= allocate()),
-      callback: (bytes: number) => {
-        const read = current!;
-        let chunk: Buffer;
-        if (bytes >= KEEP_BYTES) {
-          chunk = read.subarray(0, bytes);
-          withHeadroom.add(chunk);
-          current = undefined;
-        } else {
-          chunk = Buffer.allocUnsafe(bytes);
-          read.copy(chunk, 0, 0, bytes);
-          const resized = bytes === read.length ? Math.min(size + 1, READ_SIZES.length - 1) : bytes < READ_SIZES[0] ? 0 : size;
-          if (resized !== size) {
-            size = resized;
-            current = undefined;
-          }
-        }
-        // onread bypasses the stream's own "data"; its users expect one.
-        socket.emit("data", chunk);
-        return true;
-      },
-    },
-  };
-  const socket = new Socket(options);
-  return socket;
+export class PipeReadEnd extends Socket {
+  /**
+   * The most one chunk merges (at least one read, whatever this says): flow
+   * control lowers it, so that a small credit window is not overrun by a
+   * chunk bigger than the window.
+   */
+  maxChunkBytes = BURST_BYTES;
+
+  constructor(fd: number) {
+    const reader: SlabReader = new SlabReader(fd, (chunk) => this.emit("data", chunk), () => this.maxChunkBytes);
+    // Node 20 takes `onread` here too, though its types list it only for connect().
+    const options: SocketConstructorOpts & { onread: OnReadOpts } = {
+      fd,
+      readable: true,
+      writable: false,
+      onread: { buffer: () => reader.nextBuffer(), callback: (bytes: number) => reader.read(bytes) },
+    };
+    super(options);
+  }
+}
+
+/** The buffers of one read end, and the chunks read into them. */
+class SlabReader {
+  private small: Buffer | undefined;
+  private smallSize: number | undefined = 0;
+  private slab: Buffer | undefined;
+  /** Where the chunk being read into the slab starts (its headroom is in front) and ends. */
+  private start = 0;
+  private end = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly emit: (chunk: Buffer) => void,
+    private readonly maxChunkBytes: () => number,
+  ) {}
+
+  nextBuffer(): Buffer {
+    if (this.smallSize !== undefined) return (this.small ??= Buffer.allocUnsafeSlow(SMALL_READ_SIZES[this.smallSize]!));
+    if (!this.slab) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.start = this.end = HEADROOM_BYTES;
+    }
+    return this.slab.subarray(this.end, this.end + PIPE_READ_BYTES);
+  }
+
+  /** `bytes` were read into the last buffer handed out. */
+  read(bytes: number): boolean {
+    if (this.smallSize !== undefined) {
+      const read = this.small!;
+      const chunk = Buffer.allocUnsafe(bytes);
+      read.copy(chunk, 0, 0, bytes);
+      if (bytes === read.length) this.grow();
+      else if (bytes < SMALL_READ_SIZES[0]) this.shrink();
+      this.emit(chunk);
+      return true;
+    }
+    const slab = this.slab!;
+    this.end += bytes;
+    const limit = Math.min(slab.length, this.start + this.maxChunkBytes());
+    // Read on here rather than let libuv do it: its next read would go into
+    // a buffer handed out before this chunk ends, with no room for a header.
+    while (bytes === PIPE_READ_BYTES && this.end + PIPE_READ_BYTES <= limit) {
+      bytes = readNonBlocking(this.fd, slab, this.end, PIPE_READ_BYTES);
+      this.end += bytes;
+    }
+    this.flush(slab);
+    return true;
+  }
+
+  private flush(slab: Buffer): void {
+    const bytes = this.end - this.start;
+    let chunk: Buffer;
+    if (bytes >= KEEP_BYTES) {
+      chunk = slab.subarray(this.start, this.end);
+      withHeadroom.add(chunk);
+      this.start = this.end = this.end + HEADROOM_BYTES;
+      if (this.end + PIPE_READ_BYTES > slab.length) this.slab = undefined;
+    } else {
+      chunk = Buffer.from(slab.subarray(this.start, this.end));
+      this.end = this.start;
+      if (bytes < SMALL_READ_SIZES[0]) this.shrink();
+    }
+    this.emit(chunk);
+  }
+
+  private grow(): void {
+    this.small = undefined;
+    this.smallSize = this.smallSize! + 1 < SMALL_READ_SIZES.length ? this.smallSize! + 1 : undefined;
+  }
+
+  private shrink(): void {
+    if (this.smallSize === 0) return;
+    this.small = undefined;
+    this.slab = undefined;
+    this.smallSize = 0;
+  }
+}
+
+/**
+ * Bytes read; 0 when there are none yet (EAGAIN), none any more (EOF) or the
+ * read failed: libuv's own next read reports the last two as usual.
+ */
+function readNonBlocking(fd: number, buffer: Buffer, offset: number, length: number): number {
+  try {
+    return readSync(fd, buffer, offset, length, null);
+  } catch {
+    return 0;
+  }
 }
 
 /**

@@ -64,5 +64,8 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
       stdout.resume();
       stderr.resume();
     },
+    limitChunks(bytes) {
+      stdout.maxChunkBytes = stderr.maxChunkBytes = bytes;
+    },
   };
 }

@@ -126,5 +126,8 @@ export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Ch
     resume() {
       reader.resume();
     },
+    limitChunks() {
+      // A PTY read returns at most a few KiB.
+    },
   };
 }

@@ -141,6 +141,8 @@ export class Outbound {
   private updatePause(process: ManagedProcess, queue: ProcessQueue): void {
     const { processQueueBytes } = this.limits;
     const ackWindowBytes = this.currentAckWindow();
+    // A chunk never larger than what pauses the process, nor than a quarter of its credit.
+    process.limitChunks(ackWindowBytes === undefined ? processQueueBytes : Math.min(processQueueBytes, Math.floor(ackWindowBytes / 4)));
     const over = queue.queuedBytes > processQueueBytes || (ackWindowBytes !== undefined && queue.unackedBytes > ackWindowBytes);
     const under =
       queue.queuedBytes <= processQueueBytes / 2 && (ackWindowBytes === undefined || queue.unackedBytes <= ackWindowBytes / 2);

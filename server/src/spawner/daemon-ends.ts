@@ -5,14 +5,14 @@
  */
 import { closeSync, constants, openSync } from "node:fs";
 import { Socket } from "node:net";
-import { readableWithHeadroom } from "../process/output-buffers.js";
+import { PipeReadEnd } from "../process/output-buffers.js";
 import type { ChildPipes } from "./protocol.js";
 
 export interface DaemonEnds {
   /** Undefined when the child has no stdin pipe, or had already closed it. */
   readonly stdin: Socket | undefined;
-  readonly stdout: Socket;
-  readonly stderr: Socket;
+  readonly stdout: PipeReadEnd;
+  readonly stderr: PipeReadEnd;
 }
 
 /** Non-blocking opens, which never wait here: the child's end of every FIFO is open already. */
@@ -37,8 +37,8 @@ export function openDaemonEnds(pipes: ChildPipes): DaemonEnds {
     const stdin = pipes.stdin === undefined ? undefined : openStdin(pipes.stdin, open);
     return {
       stdin: stdin === undefined ? undefined : new Socket({ fd: stdin, readable: false, writable: true }),
-      stdout: readableWithHeadroom(stdout),
-      stderr: readableWithHeadroom(stderr),
+      stdout: new PipeReadEnd(stdout),
+      stderr: new PipeReadEnd(stderr),
     };
   } catch (error) {
     for (const fd of opened) closeSync(fd);
