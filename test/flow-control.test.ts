@@ -111,6 +111,32 @@ describe("flow control", () => {
   });
 });
 
+describe("chunk sizes", () => {
+  it("keeps JSON-mode chunks near 64 KiB, and binary ones within 256 KiB, while a fast writer keeps the pipe full", async () => {
+    const daemon = await startTestDaemon();
+    const sizesFor = async (binaryOutput: boolean) => {
+      const client = await WireClient.connect(daemon.url);
+      await client.call("initialize", { clientName: "sizes", binaryOutput });
+      client.send({ method: "initialized" });
+      await client.call("process/start", { processId: "fast", argv: ["head", "-c", "8000000", "/dev/zero"], cwd: "/", env: { PATH }, tty: false });
+      await client.closedOf("fast");
+      const sizes = binaryOutput
+        ? client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!.data.length)
+        : client.notifications("fast").filter((message) => message.method === "process/output").map((message) => unb64(String(message.params?.chunk)).length);
+      client.close();
+      await client.closed;
+      return sizes;
+    };
+    const json = await sizesFor(false);
+    expect(json.reduce((sum, size) => sum + size, 0)).toBe(8_000_000);
+    // One read of the pipe's capacity, plus what smaller reads before it in the same turn merged into.
+    expect(Math.max(...json)).toBeLessThan(2 * 64 * 1024);
+    const binary = await sizesFor(true);
+    expect(binary.reduce((sum, size) => sum + size, 0)).toBe(8_000_000);
+    expect(Math.max(...binary)).toBeLessThanOrEqual(256 * 1024);
+  });
+});
+
 describe("binary output frames", () => {
   it("sends process/output as binary frames when asked, and everything else as JSON", async () => {
     const daemon = await startTestDaemon();

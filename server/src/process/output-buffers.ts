@@ -49,11 +49,11 @@ const withHeadroom = new WeakSet<Buffer>();
  */
 export class PipeReadEnd extends Socket {
   /**
-   * The most one chunk merges (at least one read, whatever this says): flow
-   * control lowers it, so that a small credit window is not overrun by a
-   * chunk bigger than the window.
+   * The most one chunk merges (at least one read, whatever this says, and
+   * never more than BURST_BYTES). Flow control sets it once it knows the
+   * client (binary frames or JSON, the credit window); until then, one read.
    */
-  maxChunkBytes = BURST_BYTES;
+  maxChunkBytes = PIPE_READ_BYTES;
 
   constructor(fd: number) {
     const reader: SlabReader = new SlabReader(fd, (chunk) => this.emit("data", chunk), () => this.maxChunkBytes);
@@ -105,7 +105,7 @@ class SlabReader {
     }
     const slab = this.slab!;
     this.end += bytes;
-    const limit = Math.min(slab.length, this.start + this.maxChunkBytes());
+    const limit = Math.min(slab.length, this.start + Math.min(BURST_BYTES, this.maxChunkBytes()));
     // Read on here rather than let libuv do it: its next read would go into
     // a buffer handed out before this chunk ends, with no room for a header.
     while (bytes === PIPE_READ_BYTES && this.end + PIPE_READ_BYTES <= limit) {

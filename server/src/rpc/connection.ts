@@ -154,6 +154,7 @@ export class Connection implements SessionSink {
   /** The output options a client chose in `initialize`; with acks, the windows for its reply. */
   configureOutput(options: { binaryOutput?: boolean | null; ackWindowBytes?: number | null }) {
     this.binaryOutput = options.binaryOutput ?? false;
+    if (this.binaryOutput) this.outbound.allowLargeChunks();
     return options.ackWindowBytes ? this.outbound.enableAcks(options.ackWindowBytes) : undefined;
   }
 
