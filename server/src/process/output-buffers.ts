@@ -31,8 +31,10 @@ const BURST_BYTES = 4 * PIPE_READ_BYTES;
 const HEADROOM_BYTES = BINARY_HEADER_BYTES + 4 * (ProcessIdSchema.maxLength ?? 256);
 /**
  * A streaming pipe reads into slabs: chunk after chunk, each with its own
- * headroom. Retained chunks pin their slab, so a process pins at most one
- * slab more than it retains.
+ * headroom, until less than a pipe read fits. Retained chunks pin their
+ * slab, and at least two thirds of a slab given up hold chunks, so a
+ * process pins at most half again what it retains, plus two slabs (the one
+ * being filled, and one partly evicted).
  */
 const SLAB_BYTES = HEADROOM_BYTES + BURST_BYTES;
 /** A chunk read into a slab smaller than this is copied out (its headroom would cost too much). */
