@@ -40,8 +40,5 @@ export async function repeatInterleaved<M extends Record<string, () => Promise<n
 
 /** Runs `measure` once to warm up (JIT, page cache), then `runs` times, and summarizes those. */
 export async function repeat(runs: number, measure: () => Promise<number>): Promise<Summary> {
-  await measure();
-  const values: number[] = [];
-  for (let run = 0; run < runs; run++) values.push(await measure());
-  return summarize(values);
+  return (await repeatInterleaved(runs, { measure })).measure;
 }

@@ -98,8 +98,7 @@ class SlabReader {
   read(bytes: number): boolean {
     if (this.smallSize !== undefined) {
       const read = this.small!;
-      const chunk = Buffer.allocUnsafe(bytes);
-      read.copy(chunk, 0, 0, bytes);
+      const chunk = Buffer.from(read.subarray(0, bytes));
       if (bytes === read.length) this.grow();
       else if (bytes < SMALL_READ_SIZES[0]) this.shrink();
       this.emit(chunk);
