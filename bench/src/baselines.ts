@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
+import { ECHO_WARM_UP_TRIPS } from "./stats.js";
 
 export function ensureWebsocketd(): string | undefined {
   const path = "/usr/bin/websocketd";
@@ -84,12 +85,12 @@ async function rawEcho(url: string, roundTrips: number): Promise<number[]> {
   const socket = new WebSocket(url);
   await new Promise((resolve) => socket.once("open", resolve));
   const samples: number[] = [];
-  for (let trip = 0; trip < roundTrips; trip++) {
+  for (let trip = 0; trip < ECHO_WARM_UP_TRIPS + roundTrips; trip++) {
     const sent = performance.now();
     const echoed = new Promise((resolve) => socket.once("message", resolve));
     socket.send(Buffer.from("x"));
     await echoed;
-    samples.push(performance.now() - sent);
+    if (trip >= ECHO_WARM_UP_TRIPS) samples.push(performance.now() - sent);
   }
   socket.close();
   return samples;

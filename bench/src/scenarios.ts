@@ -3,7 +3,7 @@ import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client
 import WebSocket from "ws";
 import { DaemonProcess } from "./daemon-process.js";
 import { Relay } from "./relay.js";
-import { percentile, sortNumbers } from "./stats.js";
+import { ECHO_WARM_UP_TRIPS, percentile, sortNumbers } from "./stats.js";
 
 const MiB = 1024 * 1024;
 
@@ -22,10 +22,10 @@ export async function sdkThroughput(url: string, argv: string[], options: { tty:
   }
 }
 
-/** One byte written, the same byte seen back; round-trip times in ms. */
+/** One byte written, the same byte seen back; round-trip times in ms (after a warm-up). */
 async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promise<number[]> {
   const samples: number[] = [];
-  for (let trip = 0; trip < roundTrips; trip++) {
+  for (let trip = 0; trip < ECHO_WARM_UP_TRIPS + roundTrips; trip++) {
     const sent = performance.now();
     const echoed = new Promise<void>((resolve) => {
       const off = handle.onOutput(() => {
@@ -35,7 +35,7 @@ async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promis
     });
     await handle.write("x");
     await echoed;
-    samples.push(performance.now() - sent);
+    if (trip >= ECHO_WARM_UP_TRIPS) samples.push(performance.now() - sent);
   }
   return samples;
 }

@@ -18,6 +18,13 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[rank]!;
 }
 
+/**
+ * Echo round trips made before the timed ones, on the same connection, by us
+ * and the baselines alike: a long-running daemon has compiled its hot paths,
+ * and a cold one's first thousand round trips measured up to twice as slow.
+ */
+export const ECHO_WARM_UP_TRIPS = 1000;
+
 export const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
 
 /**
