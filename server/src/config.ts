@@ -62,6 +62,13 @@ export const ConfigSchema = Type.Object(
       description:
         "Flow control, for clients that acknowledge output: while more than one process of a socket is sending output, each may have at most this much unacknowledged (less if the client's own window is smaller), so one flooding process cannot queue far ahead of another's echo.",
     }),
+    pollAfterInputMicros: Type.Integer({
+      default: 200,
+      minimum: 0,
+      maximum: 10_000,
+      description:
+        "While input arrives less than 1 ms apart (a client exchanging messages with a process quickly), keep polling this many microseconds after each write instead of sleeping, so the answer and the next message are read without waiting for an idle CPU to wake. 0: off.",
+    }),
     maxMessageBytes: Type.Integer({
       default: 16 * 1024 * 1024,
       minimum: 1024,
@@ -94,7 +101,7 @@ export const ConfigSchema = Type.Object(
     maxProcessesPerSession: Type.Integer({ default: 256, minimum: 1, description: "Processes one session may have (running or retained)." }),
     maxProcesses: Type.Integer({ default: 4096, minimum: 1, description: "Processes in the whole daemon (running or retained)." }),
     maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
-    maxRequestsPerSecond: Type.Integer({ default: 2000, minimum: 1, description: "Requests per second per connection (bursts up to twice this)." }),
+    maxRequestsPerSecond: Type.Integer({ default: 20000, minimum: 1, description: "Requests per second per connection (bursts up to twice this)." }),
     maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),
     handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
     idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),

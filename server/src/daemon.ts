@@ -13,6 +13,7 @@ import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
+import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
 
@@ -78,6 +79,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     (code, signal) => app.log.error({ code, signal }, "the spawner process exited; its children were killed and a new one is starting"),
     (details) => app.log.warn(details, "a start timed out waiting for the spawner process"),
   );
+  const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros);
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,
@@ -119,7 +121,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         metrics.connections.dec();
         request.log.info({ code }, "connection closed");
       });
-      new Connection(socket, { registry, config, log: request.log, metrics, spawner });
+      new Connection(socket, { registry, config, log: request.log, metrics, spawner, pollAfterInput });
     },
   });
   registerConsole(app);

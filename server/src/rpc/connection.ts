@@ -24,6 +24,7 @@ import {
   parseFrame,
 } from "./envelope.js";
 import { Outbound } from "./outbound.js";
+import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
 
@@ -33,6 +34,7 @@ export interface ConnectionDeps {
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
   readonly spawner: Spawner;
+  readonly pollAfterInput: PollAfterInput;
 }
 
 export class Connection implements SessionSink {
