@@ -118,12 +118,19 @@ async function main(): Promise<void> {
     const wsd: number[] = [];
     const relay: number[] = [];
     const quiet = { pipe: [] as EchoRun[], pty: [] as EchoRun[] };
+    // What polling after input is worth: the same on a daemon without it.
+    const unpolledDaemon = await DaemonProcess.start(["--poll-after-input-micros", "0"]);
+    const unpolled = { pipe: [] as EchoRun[], pty: [] as EchoRun[] };
     for (let run = 0; run < runs; run++) {
       if (websocketd) wsd.push(p50Of(await websocketdEcho(websocketd, ROUND_TRIPS)));
       relay.push(p50Of(await nodeRelayEcho(ROUND_TRIPS)));
       quiet.pipe.push(await echo(false, false));
       quiet.pty.push(await echo(true, false));
+      for (const tty of [false, true]) {
+        unpolled[tty ? "pty" : "pipe"].push(await scenario.echoLatency(unpolledDaemon.url, { tty, flood: false, roundTrips: ROUND_TRIPS }));
+      }
     }
+    await unpolledDaemon.stop();
     const flooded = async (tty: boolean, acks = true) => {
       const results: EchoRun[] = [];
       for (let run = 0; run < runs; run++) results.push(await echo(tty, true, acks));
@@ -134,7 +141,9 @@ async function main(): Promise<void> {
     const baseline = wsd.length > 0 ? summarize(wsd) : undefined;
     recordEcho("3. echo, pipe", quiet.pipe, { baseline, p99Below: 2 });
     recordEcho("3. echo, pipe, other process flooding", await flooded(false), { p99Below: 10 });
+    recordEcho("3. echo, pipe, poll after input off", unpolled.pipe, {});
     recordEcho("3. echo, PTY", quiet.pty, { baseline, p99Below: 2 });
+    recordEcho("3. echo, PTY, poll after input off", unpolled.pty, {});
     recordEcho("3. echo, PTY, other process flooding", await flooded(true), { p99Below: 10 });
     // Why the SDK acks by default: the same flood with credit flow control off.
     recordEcho("3. echo, pipe, other process flooding, acks off", await flooded(false, false), { p50: false });
