@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   // 3. Echo latency.
   if (wanted(3)) {
     const runs = Math.min(RUNS, 3);
-    const echo = (tty: boolean, flood: boolean, acks = true) => scenario.echoLatency(daemon.url, { tty, flood, roundTrips: ROUND_TRIPS, acks });
+    const echo = (url: string, tty: boolean, flood: boolean, acks = true) => scenario.echoLatency(url, { tty, flood, roundTrips: ROUND_TRIPS, acks });
     const p50Of = (samples: number[]) => percentile(sortNumbers(samples), 50);
     // Without a flood, our runs take turns with the baselines'.
     const wsd: number[] = [];
@@ -124,16 +124,16 @@ async function main(): Promise<void> {
     for (let run = 0; run < runs; run++) {
       if (websocketd) wsd.push(p50Of(await websocketdEcho(websocketd, ROUND_TRIPS)));
       relay.push(p50Of(await nodeRelayEcho(ROUND_TRIPS)));
-      quiet.pipe.push(await echo(false, false));
-      quiet.pty.push(await echo(true, false));
       for (const tty of [false, true]) {
-        unpolled[tty ? "pty" : "pipe"].push(await scenario.echoLatency(unpolledDaemon.url, { tty, flood: false, roundTrips: ROUND_TRIPS }));
+        const kind = tty ? "pty" : "pipe";
+        quiet[kind].push(await echo(daemon.url, tty, false));
+        unpolled[kind].push(await echo(unpolledDaemon.url, tty, false));
       }
     }
     await unpolledDaemon.stop();
     const flooded = async (tty: boolean, acks = true) => {
       const results: EchoRun[] = [];
-      for (let run = 0; run < runs; run++) results.push(await echo(tty, true, acks));
+      for (let run = 0; run < runs; run++) results.push(await echo(daemon.url, tty, true, acks));
       return results;
     };
     // Context, not a target: what Node and ws alone cost (see node-relay.ts).
