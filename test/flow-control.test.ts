@@ -194,3 +194,51 @@ describe("binary output frames", () => {
     expect(bytesOf(replayed).equals(random)).toBe(true);
   });
 });
+
+describe("reused read slabs", () => {
+  // Read buffers are reused once nothing holds their bytes (slab-pool.ts), and
+  // the test daemon poisons each one that comes back: bytes released while a
+  // frame still waited for the socket, or while still retained, show up here.
+  it("deliver two streams byte for byte to a client that stalled, and the retained tails again on resume", async () => {
+    const directory = scratchDirectory("slabs");
+    const files = ["a", "b"].map((processId) => {
+      const path = join(directory, processId);
+      const bytes = randomBytes(12_000_000);
+      writeFileSync(path, bytes);
+      return { processId, path, bytes };
+    });
+    // Little retained, so slabs leave the log soon and most reads go into reused ones.
+    const daemon = await startTestDaemon({ retainedBytes: 300_000 });
+    const received = (client: WireClient, processId: string) =>
+      Buffer.concat(
+        client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!).filter((frame) => frame.processId === processId).map((frame) => frame.data),
+      );
+
+    const client = await WireClient.connect(daemon.url);
+    const { sessionId } = await client.call<{ sessionId: string }>("initialize", { clientName: "stalls", binaryOutput: true });
+    client.send({ method: "initialized" });
+    client.pauseReading();
+    for (const { processId, path } of files) {
+      client.send({ id: processId, method: "process/start", params: { processId, argv: ["cat", path], cwd: "/", env: { PATH }, tty: false } });
+    }
+    const paused = (processId: string) => daemon.registry.all()[0]?.find(processId)?.paused === true;
+    await vi.waitUntil(() => files.every(({ processId }) => paused(processId)), { timeout: 20_000 });
+    client.resumeReading();
+    for (const { processId, bytes } of files) {
+      await client.closedOf(processId);
+      expect(received(client, processId).equals(bytes)).toBe(true);
+    }
+    client.close();
+    await client.closed;
+
+    const resumed = await WireClient.connect(daemon.url);
+    const cursors = Object.fromEntries(files.map(({ processId }) => [processId, 0]));
+    await resumed.call("initialize", { clientName: "resumes", binaryOutput: true, resumeSessionId: sessionId, cursors });
+    for (const { processId, bytes } of files) {
+      await resumed.closedOf(processId);
+      const tail = received(resumed, processId);
+      expect(tail.length).toBeGreaterThanOrEqual(300_000 - 256 * 1024);
+      expect(tail.equals(bytes.subarray(bytes.length - tail.length))).toBe(true);
+    }
+  });
+});

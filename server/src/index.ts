@@ -1,2 +1,3 @@
 export { startDaemon, type Daemon } from "./daemon.js";
 export { loadConfig, ConfigSchema, configMarkdownTable, type Config, ConfigError } from "./config.js";
+export { poisonReturnedSlabs } from "./process/slab-pool.js";

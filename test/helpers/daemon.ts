@@ -1,6 +1,11 @@
 /** A real daemon on 127.0.0.1, port 0, stopped (and its processes killed) after the test. */
 import { afterEach } from "vitest";
-import { loadConfig, startDaemon, type Config, type Daemon } from "@execmux/server";
+import { loadConfig, poisonReturnedSlabs, startDaemon, type Config, type Daemon } from "@execmux/server";
+
+// Output read into a slab released too early would be overwritten by the
+// next read; poisoned, it shows up as corrupt output in any test that
+// checks bytes, even when no later read happened to reuse it.
+poisonReturnedSlabs(true);
 
 const running = new Set<Daemon>();
 

@@ -8,6 +8,7 @@ import { SignalNumbers, type OutputGap, type OutputStream, type ProcessInfo, typ
 import type { Child, ChildEvents } from "./child.js";
 import { OutputCoalescer } from "./output-coalescer.js";
 import { OutputLog } from "./output-log.js";
+import { releaseSlab, retainSlab } from "./slab-pool.js";
 import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
 
 export type ProcessEvent =
@@ -269,12 +270,17 @@ export class ManagedProcess {
   announce(): void {
     const held = this.unannounced ?? [];
     this.unannounced = undefined;
-    for (const event of held) this.onEvent(this, event);
+    for (const event of held) {
+      this.onEvent(this, event);
+      if (event.kind === "output") releaseSlab(event.data);
+    }
   }
 
   private publish(event: ProcessEvent): void {
-    if (this.unannounced) this.unannounced.push(event);
-    else this.onEvent(this, event);
+    if (this.unannounced) {
+      this.unannounced.push(event);
+      if (event.kind === "output") retainSlab(event.data);
+    } else this.onEvent(this, event);
     for (const wake of [...this.waiters]) wake();
   }
 }

@@ -10,10 +10,14 @@
  * into the same buffer, so a fast writer's output leaves in chunks of up to
  * 256 KiB instead of 64 KiB: each chunk costs the daemon and the client the
  * same whatever its size (numbering, retaining, a frame).
+ *
+ * Slabs come from slab-pool.ts and go back there once nothing holds their
+ * bytes any more.
  */
 import { readSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import { BINARY_HEADER_BYTES, ProcessIdSchema } from "@execmux/shared";
+import { releaseSlab, takeSlab } from "./slab-pool.js";
 
 /**
  * Read buffer sizes for quiet pipes: a read that fills its buffer moves the
@@ -88,7 +92,7 @@ class SlabReader {
   nextBuffer(): Buffer {
     if (this.smallSize !== undefined) return (this.small ??= Buffer.allocUnsafeSlow(SMALL_READ_SIZES[this.smallSize]!));
     if (!this.slab) {
-      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.slab = takeSlab(SLAB_BYTES);
       this.start = this.end = HEADROOM_BYTES;
     }
     return this.slab.subarray(this.end, this.end + PIPE_READ_BYTES);
@@ -130,7 +134,10 @@ class SlabReader {
       this.end = this.start;
       if (bytes < SMALL_READ_SIZES[0]) this.shrink();
     }
+    // The reader's hold on a slab it has left ends only now: whoever keeps
+    // the chunk has retained it during emit.
     this.emit(chunk);
+    if (this.slab !== slab) releaseSlab(slab);
   }
 
   private grow(): void {

@@ -7,6 +7,7 @@
  * of the same stream are merged, so stdout/stderr order is kept.
  */
 import type { OutputStream } from "@execmux/shared";
+import { releaseSlab, retainSlab } from "./slab-pool.js";
 
 /** A merged chunk is emitted at once when it reaches this size. */
 const MAX_MERGED_BYTES = 64 * 1024;
@@ -23,6 +24,7 @@ export class OutputCoalescer {
     if (this.stream !== undefined && this.stream !== stream) this.flush();
     this.stream = stream;
     this.parts.push(data);
+    retainSlab(data);
     this.bytes += data.length;
     if (this.bytes >= MAX_MERGED_BYTES) this.flush();
     else this.scheduled ??= setImmediate(() => this.flush());
@@ -38,5 +40,6 @@ export class OutputCoalescer {
     this.parts = [];
     this.bytes = 0;
     this.emit(stream, parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    for (const part of parts) releaseSlab(part);
   }
 }

@@ -4,6 +4,7 @@
  * tell a late reader exactly which seqs and how many bytes it missed.
  */
 import type { OutputGap, OutputStream } from "@execmux/shared";
+import { releaseSlab, retainSlab } from "./slab-pool.js";
 
 export interface RetainedChunk {
   readonly seq: number;
@@ -42,6 +43,7 @@ export class OutputLog {
 
   append(seq: number, stream: OutputStream, data: Buffer): void {
     this.chunks.push({ seq, stream, data, startOffset: this.produced });
+    retainSlab(data);
     this.produced += data.length;
     this.retained += data.length;
     // The newest chunk is always kept, even over the cap: a reader must never
@@ -104,6 +106,7 @@ export class OutputLog {
   private evictOldest(): void {
     const oldest = this.chunks[this.head]!;
     this.chunks[this.head] = undefined as unknown as RetainedChunk; // let the buffer go
+    releaseSlab(oldest.data);
     this.head++;
     this.retained -= oldest.data.length;
     this.evictedChunks++;

@@ -9,6 +9,7 @@
 import type { WebSocket } from "ws";
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess } from "../process/managed-process.js";
+import { releaseSlab, retainSlab } from "../process/slab-pool.js";
 
 export interface OutboundLimits {
   /** Stop handing frames to the socket while it buffers more than this. */
@@ -28,8 +29,15 @@ const SHARED_FOR_MS = 100;
  */
 const JSON_CHUNK_BYTES = 64 * 1024;
 
+interface QueuedFrame {
+  readonly frame: string | Buffer;
+  readonly bytes: number;
+  /** A frame in a read slab (binary output sent where it was read), held until the socket has written it. */
+  readonly inSlab: boolean;
+}
+
 interface ProcessQueue {
-  readonly frames: { frame: string | Buffer; bytes: number }[];
+  readonly frames: QueuedFrame[];
   queuedBytes: number;
   unackedBytes: number;
 }
@@ -74,7 +82,7 @@ export class Outbound {
     if (this.closed) return;
     const queue = this.queueOf(process);
     if (queue.frames.length === 0) this.ready.push(process);
-    queue.frames.push({ frame, bytes });
+    queue.frames.push({ frame, bytes, inSlab: typeof frame !== "string" && retainSlab(frame) });
     queue.queuedBytes += bytes;
     this.updatePause(process, queue);
     this.pump();
@@ -105,7 +113,10 @@ export class Outbound {
     this.closed = true;
     this.control.length = 0;
     this.ready.length = 0;
-    for (const process of this.queues.keys()) process.setPaused(this, false);
+    for (const [process, queue] of this.queues) {
+      process.setPaused(this, false);
+      for (const { frame, inSlab } of queue.frames) if (inSlab) releaseSlab(frame as Buffer);
+    }
     this.queues.clear();
     this.lastSender = undefined;
   }
@@ -140,9 +151,17 @@ export class Outbound {
       if (this.ackWindowBytes !== undefined) queue.unackedBytes += next.bytes;
       if (queue.frames.length > 0) this.ready.push(process);
       this.updatePause(process, queue);
-      socket.send(next.frame, this.onSent);
+      socket.send(next.frame, next.inSlab ? this.releaseWhenSent(next.frame as Buffer) : this.onSent);
       this.metrics.framesSent.inc({ kind: typeof next.frame === "string" ? "notification" : "binary_output" });
     }
+  }
+
+  /** ws calls a send's callback once the socket has written the frame, or failed to. */
+  private releaseWhenSent(frame: Buffer): () => void {
+    return () => {
+      releaseSlab(frame);
+      this.pump();
+    };
   }
 
   private currentAckWindow(): number | undefined {

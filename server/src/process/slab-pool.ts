@@ -1,0 +1,68 @@
+/**
+ * Read slabs (output-buffers.ts) are reused once nothing refers to their
+ * bytes any more. A 256 MiB stream reads into about a thousand 256 KiB
+ * slabs. Allocated afresh, they are external memory, which V8 counts against
+ * its old-generation limit: once that limit had been recomputed (after a few
+ * streams), the daemon ran a full mark-compact about every 45 ms while output
+ * flowed, and binary streaming fell from about 1,000 to 600 MiB/s.
+ *
+ * Whoever keeps a chunk beyond the call that handed it over retains it and
+ * releases it when done: the coalescer (until the end of the turn), the
+ * output log (until eviction), a process's unannounced events, and Outbound
+ * (until the socket has written the frame). The reader holds the slab it is
+ * filling. A slab goes back to the pool when the count reaches zero.
+ * A missed release only leaves a slab to the garbage collector; a release
+ * too early would hand bytes that are still wanted to the next read, which
+ * is why the tests poison every slab that comes back (poisonReturnedSlabs).
+ */
+
+/** Enough for a few streaming processes; beyond it, returned slabs are left to the garbage collector. */
+const POOLED_SLABS = 32;
+/** A pool unused this long is emptied: a daemon that streamed once does not keep the memory. */
+const IDLE_TRIM_MS = 10_000;
+const POISON_BYTE = 0xee;
+
+const holders = new WeakMap<ArrayBufferLike, { count: number }>();
+const free: Buffer[] = [];
+let poison = false;
+let trimTimer: NodeJS.Timeout | undefined;
+
+/** A slab of `bytes`, held once (by the caller, the reader). */
+export function takeSlab(bytes: number): Buffer {
+  const slab = free.pop() ?? Buffer.allocUnsafeSlow(bytes);
+  if (slab.length !== bytes) throw new Error(`the slab pool holds ${slab.length}-byte slabs, not ${bytes}`);
+  holders.set(slab.buffer, { count: 1 });
+  return slab;
+}
+
+/** Keeps the slab under `view` (any view of it) from being reused; a no-op for other buffers. */
+export function retainSlab(view: Uint8Array): boolean {
+  const held = holders.get(view.buffer);
+  if (held === undefined) return false;
+  held.count++;
+  return true;
+}
+
+/** Gives up one hold taken by takeSlab or retainSlab; the last one returns the slab to the pool. */
+export function releaseSlab(view: Uint8Array): void {
+  const held = holders.get(view.buffer);
+  if (held === undefined) return;
+  if (--held.count > 0) return;
+  holders.delete(view.buffer);
+  if (free.length >= POOLED_SLABS) return;
+  const slab = Buffer.from(view.buffer);
+  if (poison) slab.fill(POISON_BYTE);
+  free.push(slab);
+  if (trimTimer) trimTimer.refresh();
+  else trimTimer = setTimeout(trimIdlePool, IDLE_TRIM_MS).unref();
+}
+
+function trimIdlePool(): void {
+  trimTimer = undefined;
+  free.length = 0;
+}
+
+/** Tests: overwrite every returned slab, so bytes released too early show up as corrupt output. */
+export function poisonReturnedSlabs(on: boolean): void {
+  poison = on;
+}
