@@ -1,5 +1,6 @@
 /** The `execmux` client commands as a person or a script uses them, and the MCP server with a real MCP client. */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -57,6 +58,38 @@ describe("execmux exec", () => {
     expect(refused.stderr).toMatch(/refused the token \(HTTP 401\)/);
     const accepted = await runCli(["exec", "--url", daemon.url, "--token", "right", "--", "echo", "in"]);
     expect(accepted).toMatchObject({ code: 0, stdout: "in\n" });
+  });
+
+  it("ends like a member of a pipeline when its reader goes away: exit 141, and the remote writer gets SIGPIPE", async () => {
+    const daemon = await startTestDaemon();
+    const cli = spawn(process.execPath, [CLI, "exec", "--url", daemon.url, "--", "yes"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    cli.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
+    const exited = new Promise<number | null>((resolve) => cli.once("close", resolve));
+    // `execmux exec -- yes | head -c 1`
+    await new Promise((resolve) => cli.stdout.once("data", resolve));
+    cli.stdout.destroy();
+    expect(await exited).toBe(141);
+    expect(stderr).toBe("");
+    const remote = () => daemon.registry.all()[0]!.list()[0]!;
+    await vi.waitFor(() => expect(remote().exitCode).toBe(141));
+  });
+
+  it("paces the remote process to its own reader: a stalled pipe pauses it, and nothing piles up in the client", async () => {
+    const daemon = await startTestDaemon();
+    const total = 300_000_000;
+    const cli = spawn(process.execPath, [CLI, "exec", "--url", daemon.url, "--", "head", "-c", String(total), "/dev/zero"], { stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise<number | null>((resolve) => cli.once("close", resolve));
+    // Nobody reads the client's stdout yet.
+    const remote = () => daemon.registry.all()[0]?.list()[0];
+    await vi.waitFor(() => expect(remote()?.paused).toBe(true), { timeout: 20_000 });
+    const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cli.pid}/status`, "utf8"))?.[1]) * 1024;
+    // The credit window (16 MiB) and the runtime, not the 300 MB on offer.
+    expect(rss).toBeLessThan(200 * 1024 * 1024);
+    let received = 0;
+    cli.stdout.on("data", (data: Buffer) => (received += data.length));
+    expect(await exited).toBe(0);
+    expect(received).toBe(total);
   });
 });
 

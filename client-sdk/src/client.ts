@@ -369,8 +369,9 @@ export class ExecmuxClient {
   private deliverOutput(processId: string, seq: number, stream: OutputStream, data: Uint8Array): void {
     const handle = this.handles.get(processId);
     if (!handle) return;
-    handle.deliverOutput(seq, stream, data);
-    if (!this.options.manualAcks) this.ackOutput(handle, data.length);
+    const delivered = handle.deliverOutput(seq, stream, data);
+    // A replayed seq never reaches the application, so it would never ack it.
+    if (!delivered || !this.options.manualAcks) this.ackOutput(handle, data.length);
   }
 
   /** @internal Credit for `bytes` of a process's output the application consumed. */

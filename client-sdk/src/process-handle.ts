@@ -185,19 +185,20 @@ export class ProcessHandle {
 
   // ---- called by the client as notifications arrive
 
-  /** @internal */
-  deliverOutput(seq: number, stream: OutputStream, data: Uint8Array): void {
-    if (!this.accept(seq)) return;
+  /** @internal False for a seq already delivered (a replay), which is dropped. */
+  deliverOutput(seq: number, stream: OutputStream, data: Uint8Array): boolean {
+    if (!this.accept(seq)) return false;
     const event = { seq, stream, data };
     if (this.listening > 0) {
       this.events.emit("output", event);
-      return;
+      return true;
     }
     this.backlog.push(event);
     this.backlogBytes += data.length;
     while (this.backlogBytes > BACKLOG_LIMIT_BYTES && this.backlog.length > 1) {
       this.backlogBytes -= this.backlog.shift()!.data.length;
     }
+    return true;
   }
 
   /** @internal */

@@ -5,20 +5,21 @@
  */
 import { ConfigError } from "../config.js";
 import { connectWith, parseClientArgs } from "./client-args.js";
-import { exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
+import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
 
 export async function attachCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, {});
   const processId = args.rest[0];
   if (!args.session || !processId) throw new ConfigError("usage: execmux attach --session ID PROCESS");
-  const client = await connectWith(args, { resume: { sessionId: args.session, processes: [processId] } });
+  const client = await connectWith(args, { resume: { sessionId: args.session, processes: [processId] }, manualAcks: true });
   const info = (await client.list()).find((process) => process.processId === processId);
   const handle = client.handle(processId);
   if (!info || !handle) {
     client.close();
     throw new ConfigError(`session ${args.session} has no process ${processId}`);
   }
-  printOutput(handle);
+  // Our reader went away: detach, and leave the process to whoever attaches next.
+  printOutput(handle, () => exitWith(SIGPIPE_EXIT_CODE));
   forwardInput(handle, {
     raw: info.tty,
     onDetach: () => {

@@ -4,7 +4,7 @@
  */
 import { ConfigError } from "../config.js";
 import { connectWith, parseClientArgs } from "./client-args.js";
-import { exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
+import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
 
 export async function execCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, { "--tty": "switch", "-t": "switch", "--cwd": "value", "-e": "value", "--env": "value", "--detach": "switch", "-d": "switch" });
@@ -19,7 +19,7 @@ export async function execCommand(argv: string[]): Promise<void> {
   }
   if (tty && !env.TERM) env.TERM = process.env.TERM ?? "xterm-256color";
 
-  const client = await connectWith(args);
+  const client = await connectWith(args, { manualAcks: true });
   const handle = await client.start({
     argv: args.rest,
     cwd: args.flags.get("--cwd")?.at(-1) ?? "/",
@@ -35,7 +35,14 @@ export async function execCommand(argv: string[]): Promise<void> {
     client.close();
     return;
   }
-  printOutput(handle);
+  printOutput(handle, () => {
+    // As in a local pipeline: a writer whose reader went away gets SIGPIPE.
+    void handle
+      .signal("SIGPIPE")
+      .catch(() => undefined)
+      // Closing the client first would end wait() with an error.
+      .finally(() => exitWith(SIGPIPE_EXIT_CODE));
+  });
   forwardInput(handle, { raw: tty });
   if (tty) followWindowSize(handle);
   else {

@@ -1,5 +1,9 @@
 /** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
 import type { ProcessHandle } from "@execmux/client";
+import { SignalNumbers } from "@execmux/shared";
+
+/** How a shell reports a pipeline member killed by SIGPIPE. */
+export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;
 
 /** Sends local stdin to the process; EOF closes its stdin. In raw mode, Ctrl-] detaches. */
 export function forwardInput(handle: ProcessHandle, options: { raw: boolean; onDetach?: () => void }): void {
@@ -23,9 +27,29 @@ export function followWindowSize(handle: ProcessHandle): void {
   });
 }
 
-/** Writes output to the local stdout or stderr, by stream. */
-export function printOutput(handle: ProcessHandle): void {
-  handle.onOutput((event) => (event.stream === "stderr" ? process.stderr : process.stdout).write(event.data));
+/**
+ * Writes output to the local stdout or stderr, by stream, and acknowledges
+ * it (the client connects with manualAcks) only once written: a slow reader
+ * of our stdout slows the remote process down instead of filling our memory.
+ * When the reader is gone (EPIPE: `execmux exec ... | head`), `onBrokenPipe`.
+ */
+export function printOutput(handle: ProcessHandle, onBrokenPipe: () => void): void {
+  let broken = false;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") throw error;
+      if (broken) return;
+      broken = true;
+      onBrokenPipe();
+    });
+  }
+  handle.onOutput((event) => {
+    if (broken) return;
+    const stream = event.stream === "stderr" ? process.stderr : process.stdout;
+    stream.write(event.data, (error) => {
+      if (!error) handle.ack(event.data.length);
+    });
+  });
   handle.onGap((gap) =>
     process.stderr.write(`\r\n[execmux: ${gap.bytes}${gap.bytesExact ? "" : "+"} bytes of earlier output were evicted before they could be shown]\r\n`),
   );
@@ -34,6 +58,7 @@ export function printOutput(handle: ProcessHandle): void {
 /** Leaves the terminal as it was, flushes stdout, and exits with `code`. */
 export function exitWith(code: number): never {
   if (process.stdin.isTTY && process.stdin.isRaw) process.stdin.setRawMode(false);
+  if (process.stdout.destroyed) process.exit(code);
   process.stdout.write("", () => process.exit(code));
   // If stdout never drains, exit anyway.
   setTimeout(() => process.exit(code), 2000).unref();
