@@ -1,11 +1,11 @@
 /** The `execmux` client commands as a person or a script uses them, and the MCP server with a real MCP client. */
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { CLI, runCli } from "./helpers/cli.js";
+import { residentBytes } from "./helpers/procfs.js";
 
 describe("execmux exec", () => {
   it("streams stdout and stderr apart and exits with the remote exit code", async () => {
@@ -83,9 +83,8 @@ describe("execmux exec", () => {
     // Nobody reads the client's stdout yet.
     const remote = () => daemon.registry.all()[0]?.list()[0];
     await vi.waitFor(() => expect(remote()?.paused).toBe(true), { timeout: 20_000 });
-    const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cli.pid}/status`, "utf8"))?.[1]) * 1024;
     // The credit window (16 MiB) and the runtime, not the 300 MB on offer.
-    expect(rss).toBeLessThan(200 * 1024 * 1024);
+    expect(residentBytes(cli.pid!)).toBeLessThan(200 * 1024 * 1024);
     let received = 0;
     cli.stdout.on("data", (data: Buffer) => (received += data.length));
     expect(await exited).toBe(0);

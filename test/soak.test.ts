@@ -3,18 +3,17 @@
  * leaving grandchildren behind, sockets dropped along the way. Afterwards no
  * zombie, no orphan, no file descriptor growth, and flat memory.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient } from "@execmux/client";
 import { spawnDaemon } from "./helpers/cli.js";
 import { httpUrl } from "./helpers/http.js";
-import { childrenOf, isRunning, spawnerOf } from "./helpers/procfs.js";
+import { childrenOf, isRunning, residentBytes, spawnerOf } from "./helpers/procfs.js";
 
 const TOTAL = 10_000;
 const WORKERS = 16;
 
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 /** The daemon's JavaScript heap in use, from its /metrics. */
 async function heapUsed(url: string): Promise<number> {
   const metrics = await (await fetch(`${httpUrl(url)}/metrics`)).text();
@@ -94,7 +93,7 @@ describe("soak", () => {
           const index = next++;
           if (index === 500) baselineFds = fdCount(daemonPid);
           if (index % 100 === 50) {
-            rssSamples.push(rss(daemonPid));
+            rssSamples.push(residentBytes(daemonPid));
             heapSamples.push(heapUsed(daemon.url));
           }
           // Now and then a worker's socket drops mid-way; the SDK resumes.

@@ -1,5 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 
+/** Resident memory of a process, in bytes. */
+export function residentBytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+}
+
 /** True while the pid exists and is not a zombie. */
 export function isRunning(pid: number): boolean {
   try {
