@@ -121,9 +121,9 @@ describe("soak", () => {
     // covers native memory, but its troughs moved by up to 37 MiB without a
     // leak (V8 resizing its heap), so its bound only catches large leaks.
     const heap = troughs(await Promise.all(heapSamples));
-    expect(heap.late - heap.early).toBeLessThan(6 * 1024 * 1024);
+    expect(heap.late - heap.early, `heap troughs ${JSON.stringify(heap)}`).toBeLessThan(6 * 1024 * 1024);
     const resident = troughs(rssSamples);
-    expect(resident.late - resident.early).toBeLessThan(64 * 1024 * 1024);
+    expect(resident.late - resident.early, `RSS troughs ${JSON.stringify(resident)}`).toBeLessThan(64 * 1024 * 1024);
 
     daemon.child.kill("SIGTERM");
     expect((await daemon.exited).code).toBe(0);
