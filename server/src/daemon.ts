@@ -121,7 +121,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         metrics.connections.dec();
         request.log.info({ code }, "connection closed");
       });
-      new Connection(socket, { registry, config, log: request.log, metrics, spawner, pollAfterInput });
+      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}` };
+      new Connection(socket, { registry, config, log: request.log, metrics, spawner, pollAfterInput }, peer);
     },
   });
   registerConsole(app);

@@ -11,7 +11,7 @@
  *   offset 12  n bytes processId (UTF-8)
  *   offset 12+n     the output bytes, unchanged
  */
-import type { OutputStream } from "./schemas.js";
+import type { OutputStream } from "./schemas/index.js";
 
 export const BINARY_OUTPUT_KIND = 1;
 export const BINARY_HEADER_BYTES = 12;

@@ -4,27 +4,37 @@
  * `request()` is typed from it. Entries marked extension are execmux's own.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import * as S from "./schemas.js";
+import * as S from "./schemas/index.js";
+
+/**
+ * The families upstream names in its handshake errors ("client must call
+ * initialize before using <family> methods").
+ */
+export type MethodFamily = "exec" | "environment info" | "environment status" | "filesystem" | "http";
 
 interface MethodSpec {
   readonly params: TSchema;
   readonly result: TSchema;
+  /** Undefined only for `initialize`, which opens the session. */
+  readonly family: MethodFamily | undefined;
   /** True for execmux extensions: absent from upstream. */
   readonly extension: boolean;
 }
 
 export const RequestMethods = {
-  initialize: { params: S.InitializeParamsSchema, result: S.InitializeResultSchema, extension: false },
-  "process/start": { params: S.StartParamsSchema, result: S.StartResultSchema, extension: false },
-  "process/read": { params: S.ReadParamsSchema, result: S.ReadResultSchema, extension: false },
-  "process/write": { params: S.WriteParamsSchema, result: S.WriteResultSchema, extension: false },
-  "process/signal": { params: S.SignalParamsSchema, result: S.EmptyResultSchema, extension: false },
-  "process/terminate": { params: S.TerminateParamsSchema, result: S.TerminateResultSchema, extension: false },
-  "process/resize": { params: S.ResizeParamsSchema, result: S.EmptyResultSchema, extension: true },
-  "process/closeStdin": { params: S.CloseStdinParamsSchema, result: S.CloseStdinResultSchema, extension: true },
-  "process/list": { params: S.ListParamsSchema, result: S.ListResultSchema, extension: true },
+  initialize: { params: S.InitializeParamsSchema, result: S.InitializeResultSchema, family: undefined, extension: false },
+  "environment/info": { params: S.NoParamsSchema, result: S.EnvironmentInfoSchema, family: "environment info", extension: false },
+  "environment/status": { params: S.NoParamsSchema, result: S.EnvironmentStatusResultSchema, family: "environment status", extension: false },
+  "process/start": { params: S.StartParamsSchema, result: S.StartResultSchema, family: "exec", extension: false },
+  "process/read": { params: S.ReadParamsSchema, result: S.ReadResultSchema, family: "exec", extension: false },
+  "process/write": { params: S.WriteParamsSchema, result: S.WriteResultSchema, family: "exec", extension: false },
+  "process/signal": { params: S.SignalParamsSchema, result: S.EmptyResultSchema, family: "exec", extension: false },
+  "process/terminate": { params: S.TerminateParamsSchema, result: S.TerminateResultSchema, family: "exec", extension: false },
+  "process/resize": { params: S.ResizeParamsSchema, result: S.EmptyResultSchema, family: "exec", extension: true },
+  "process/closeStdin": { params: S.CloseStdinParamsSchema, result: S.CloseStdinResultSchema, family: "exec", extension: true },
+  "process/list": { params: S.ListParamsSchema, result: S.ListResultSchema, family: "exec", extension: true },
   /** Also accepted as a notification (no reply), which is how clients should send it. */
-  "process/ack": { params: S.AckParamsSchema, result: S.EmptyResultSchema, extension: true },
+  "process/ack": { params: S.AckParamsSchema, result: S.EmptyResultSchema, family: "exec", extension: true },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;
@@ -34,6 +44,8 @@ export type ResultOf<M extends RequestMethod> = Static<(typeof RequestMethods)[M
 /** Client -> server notifications. */
 export const ClientNotifications = {
   initialized: "initialized",
+  /** Extension: credit flow control. */
+  "process/ack": "process/ack",
 } as const;
 
 /** Server -> client notifications. */

@@ -49,8 +49,9 @@ export const SignalAliases = {
 /** Resolves "interrupt", "SIGUSR1" or "USR1" (any case) to a POSIX name, or
  * undefined when the name is unknown. */
 export function resolveSignalName(name: string): SignalName | undefined {
-  const alias = (SignalAliases as Record<string, SignalName>)[name.toLowerCase()];
-  if (alias) return alias;
+  // Own keys only: "constructor" or "__proto__" must not find Object.prototype's.
+  const lower = name.toLowerCase();
+  if (Object.hasOwn(SignalAliases, lower)) return (SignalAliases as Record<string, SignalName>)[lower];
   const upper = name.toUpperCase();
   const posix = upper.startsWith("SIG") ? upper : `SIG${upper}`;
   return Object.hasOwn(SignalNumbers, posix) ? (posix as SignalName) : undefined;

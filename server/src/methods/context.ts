@@ -1,4 +1,5 @@
 import type { Connection } from "../rpc/connection.js";
+import type { ConnectionResources } from "../rpc/connection-resources.js";
 import type { Session } from "../session/session.js";
 
 export interface HandlerContext {
@@ -9,8 +10,24 @@ export interface HandlerContext {
   readonly jsonrpc: boolean;
   /** Runs `task` right after this request's reply is sent (before any other event). */
   afterReply(task: () => void): void;
+  /** Aborted when the connection closes: long waits and streams stop. */
+  readonly signal: AbortSignal;
+  /** Per-connection state of a method family, disposed when the connection closes. */
+  readonly resources: ConnectionResources;
+  /** A notification on this connection, in the client's dialect, queued behind earlier replies. */
+  notify(method: string, params: unknown): void;
+  /**
+   * Resolves once the connection's unsent data is below its bound (at once
+   * when it already is, or when the connection closed): a producer that
+   * awaits it between notifications cannot outrun a client that stopped
+   * reading.
+   */
+  whenWritable(): Promise<void>;
 }
 
-export interface ProcessContext extends HandlerContext {
+export interface SessionContext extends HandlerContext {
   readonly session: Session;
 }
+
+/** The process family's context: a session is always there. */
+export type ProcessContext = SessionContext;

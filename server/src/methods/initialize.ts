@@ -1,5 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { HandlerContext } from "./context.js";
+import { environmentInfo } from "./environment/environment-info.js";
 
 /**
  * Creates a session, or resumes one by id (processes and retained output
@@ -19,7 +20,7 @@ export function initialize(
     connection.bindSession(session);
     const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");
-    const result: ResultOf<"initialize"> = { sessionId: session.id, ...windows };
+    const result: ResultOf<"initialize"> = { sessionId: session.id, environmentInfo: environmentInfo(), ...windows };
     const cursors = params.cursors;
     if (!params.resumeSessionId || !cursors) return result;
     afterReply(() => connection.replay(session, cursors));

@@ -1,25 +1,28 @@
 import { statSync } from "node:fs";
-import { isAbsolute } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileUriToPath } from "@execmux/shared";
+import { SpawnError } from "./child.js";
 import { invalidParams } from "../rpc/rpc-error.js";
 
-/** `cwd` as an absolute path or a file:// URI, checked to be an existing directory. */
+/**
+ * `cwd` (a file URI, or a native absolute path) as a directory on this host.
+ * A URI that is no path here is a params error, as upstream; a directory that
+ * does not exist is a spawn error (upstream learns it from the spawn), with
+ * the same OS wording.
+ */
 export function resolveCwd(cwd: string): string {
-  let path = cwd;
-  if (cwd.startsWith("file:")) {
-    try {
-      path = fileURLToPath(cwd);
-    } catch (error) {
-      throw invalidParams(`cwd ${cwd} is not a valid file:// URI: ${(error as Error).message}`);
-    }
+  const parsed = fileUriToPath(cwd);
+  if ("error" in parsed) {
+    throw invalidParams(
+      parsed.error.startsWith("'") ? `cwd URI \`${cwd}\` is not valid on this exec-server host: ${parsed.error}` : parsed.error,
+    );
   }
-  if (!isAbsolute(path)) throw invalidParams(`cwd must be an absolute path or a file:// URI, got ${cwd}`);
   let isDirectory = false;
   try {
-    isDirectory = statSync(path).isDirectory();
-  } catch {
-    throw invalidParams(`cwd ${path} does not exist`);
+    isDirectory = statSync(parsed.path).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "ENOENT";
+    throw new SpawnError(`cwd ${parsed.path}: ${code}`, code);
   }
-  if (!isDirectory) throw invalidParams(`cwd ${path} is not a directory`);
-  return path;
+  if (!isDirectory) throw new SpawnError(`cwd ${parsed.path} is not a directory`, "ENOTDIR");
+  return parsed.path;
 }

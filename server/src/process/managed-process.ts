@@ -44,6 +44,8 @@ export class ManagedProcess {
   /** Who wants the output paused (flow control); the child reads only when nobody does. */
   private readonly pausedBy = new Set<object>();
   private chunkLimit: number | undefined;
+  /** Upstream's `sandboxDenied`: whether a sandbox refused the process something. No sandbox, never. */
+  readonly sandboxDenied: boolean = false;
 
   constructor(
     readonly processId: string,

@@ -5,12 +5,18 @@ import { SpawnError } from "./child.js";
 /** execvp's fallback when the environment has no PATH. */
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-function isExecutableFile(path: string): boolean {
+/** "ok", or why execve would refuse the path: absent (ENOENT) or not executable (EACCES). */
+function executableState(path: string): "ok" | "ENOENT" | "EACCES" {
+  try {
+    if (!statSync(path).isFile()) return "EACCES";
+  } catch {
+    return "ENOENT";
+  }
   try {
     accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
+    return "ok";
   } catch {
-    return false;
+    return "EACCES";
   }
 }
 
@@ -22,12 +28,17 @@ function isExecutableFile(path: string): boolean {
 export function resolveExecutable(file: string, cwd: string, pathVariable: string | undefined): string {
   if (file.includes("/")) {
     const candidate = isAbsolute(file) ? file : resolve(cwd, file);
-    if (isExecutableFile(candidate)) return candidate;
-    throw new SpawnError(`spawn ${file} ENOENT: not an executable file`, "ENOENT");
+    const state = executableState(candidate);
+    if (state === "ok") return candidate;
+    throw new SpawnError(state === "ENOENT" ? `spawn ${file} ENOENT: no such file` : `spawn ${file} EACCES: not an executable file`, state);
   }
+  // As execvp: a match without execute permission is remembered, and reported if nothing better is found.
+  let denied = false;
   for (const directory of (pathVariable ?? DEFAULT_PATH).split(delimiter)) {
     const candidate = join(directory === "" ? cwd : resolve(cwd, directory), file);
-    if (isExecutableFile(candidate)) return candidate;
+    const state = executableState(candidate);
+    if (state === "ok") return candidate;
+    denied ||= state === "EACCES";
   }
-  throw new SpawnError(`spawn ${file} ENOENT: not found in PATH`, "ENOENT");
+  throw new SpawnError(denied ? `spawn ${file} EACCES: not executable` : `spawn ${file} ENOENT: not found in PATH`, denied ? "EACCES" : "ENOENT");
 }

@@ -6,14 +6,15 @@
  */
 import type { WebSocket, RawData } from "ws";
 import type { FastifyBaseLogger } from "fastify";
-import { ErrorCode, isRequestMethod, type RequestId } from "@execmux/shared";
+import { ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
 import type { Spawner } from "../spawner/spawner.js";
-import { dispatch } from "./dispatch.js";
+import { ConnectionResources } from "./connection-resources.js";
+import { dispatch, type RequestScope } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
 import {
   encodeBinaryOutput,
@@ -37,6 +38,14 @@ export interface ConnectionDeps {
   readonly pollAfterInput: PollAfterInput;
 }
 
+/** Who is on the other end, for upstream's wording of a parse error. */
+export interface PeerDescription {
+  /** "websocket" or "stdio". */
+  readonly transport: string;
+  /** "127.0.0.1:39788" for a WebSocket peer; absent for stdio. */
+  readonly address?: string;
+}
+
 export class Connection implements SessionSink {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
@@ -53,10 +62,13 @@ export class Connection implements SessionSink {
   private longPolls = 0;
   private handshakeTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** Method families' per-connection state (file handles, HTTP streams). */
+  private readonly resources = new ConnectionResources();
 
   constructor(
     private readonly socket: WebSocket,
     readonly deps: ConnectionDeps,
+    private readonly peer: PeerDescription = { transport: "websocket" },
   ) {
     this.outbound = new Outbound(
       socket,
@@ -75,7 +87,12 @@ export class Connection implements SessionSink {
     this.touch();
     socket.on("message", (data) => {
       this.touch();
-      this.onFrame(data);
+      // Whatever a frame does, its failure ends this connection, never the daemon.
+      try {
+        this.onFrame(data);
+      } catch (error) {
+        this.fail(error);
+      }
     });
     socket.on("close", () => this.onClose());
     socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
@@ -100,13 +117,13 @@ export class Connection implements SessionSink {
     }
   }
 
-  /** Upstream's handshake rule for process methods. */
-  requireInitialized(): Session {
+  /** Upstream's handshake rule, worded per method family. */
+  requireInitialized(family: MethodFamily): Session {
     this.assertNotEvicted();
     if (!this.initializeRequested || !this.currentSession) {
-      throw invalidRequest("client must call initialize before using process methods");
+      throw invalidRequest(`client must call initialize before using ${family} methods`);
     }
-    if (!this.initialized) throw invalidRequest("client must send initialized before using process methods");
+    if (!this.initialized) throw invalidRequest(`client must send initialized before using ${family} methods`);
     return this.currentSession;
   }
 
@@ -208,7 +225,11 @@ export class Connection implements SessionSink {
       case "exited":
         this.outbound.sendProcessFrame(
           process,
-          encodeNotification("process/exited", { processId, seq: event.seq, exitCode: event.exitCode }, this.jsonrpc),
+          encodeNotification(
+            "process/exited",
+            { processId, seq: event.seq, exitCode: event.exitCode, sandboxDenied: process.sandboxDenied },
+            this.jsonrpc,
+          ),
           0,
         );
         break;
@@ -229,10 +250,15 @@ export class Connection implements SessionSink {
     const text = bytes.toString("utf8");
     const message = parseFrame(text);
     switch (message.kind) {
-      case "invalid":
-        this.deps.metrics.errors.inc({ code: String(message.error.code) });
-        this.send(encodeError(message.id, message.error, message.jsonrpc));
+      case "malformed": {
+        // Upstream's words and id -1; the connection stays open.
+        const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
+        const kind = this.peer.transport === "websocket" ? "websocket " : "";
+        const error = { code: ErrorCode.InvalidRequest, message: `failed to parse ${kind}JSON-RPC message from exec-server ${where}: ${message.detail}` };
+        this.deps.metrics.errors.inc({ code: String(error.code) });
+        this.send(encodeError(MALFORMED_MESSAGE_ID, error, false));
         return;
+      }
       case "response":
         return;
       case "notification":
@@ -253,18 +279,41 @@ export class Connection implements SessionSink {
   private onNotification(method: string, params: unknown): void {
     if (method === "process/ack") {
       // Acks come as notifications: handled like the request, without a reply.
-      void dispatch(this, method, params, false, []).catch(() => undefined);
+      void dispatch(this, method, params, this.requestScope(false, [])).catch(() => undefined);
       return;
     }
-    if (method === "initialized") {
-      if (!this.initializeRequested) {
-        this.deps.log.warn("received `initialized` notification before `initialize`");
-        return;
-      }
+    if (method === "initialized" && this.initializeRequested) {
       this.initialized = true;
       return;
     }
-    this.deps.log.debug({ method }, "ignoring unknown notification");
+    // Upstream closes the connection on any other notification, and on an
+    // `initialized` that comes before `initialize`.
+    const reason = method === "initialized" ? "received `initialized` notification before `initialize`" : `unexpected notification ${method}`;
+    this.deps.log.info({ method: method.slice(0, 64) }, `closing the connection: ${reason}`);
+    this.closeWith(1008, reason);
+  }
+
+  /** The parts of a handler's context that come from this connection. */
+  private requestScope(jsonrpc: boolean, afterReply: (() => void)[]): RequestScope {
+    return {
+      jsonrpc,
+      afterReply: (task) => afterReply.push(task),
+      signal: this.closing.signal,
+      resources: this.resources,
+      notify: (method, params) => this.send(encodeNotification(method, params, this.jsonrpc)),
+      whenWritable: () => this.outbound.whenWritable(),
+    };
+  }
+
+  /** A bug or a frame the daemon could not handle: this connection ends, the daemon and its sessions go on. */
+  private fail(error: unknown): void {
+    this.deps.log.error({ err: error }, "closing a connection after an unexpected error");
+    this.closeWith(1011, "internal error");
+  }
+
+  private closeWith(code: number, reason: string): void {
+    this.outbound.close();
+    this.socket.close(code, reason.slice(0, 120));
   }
 
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
@@ -273,7 +322,7 @@ export class Connection implements SessionSink {
     const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
     try {
       const afterReply: (() => void)[] = [];
-      const result = await dispatch(this, method, params, jsonrpc, afterReply);
+      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply));
       this.send(encodeResult(id, result, jsonrpc));
       for (const task of afterReply) task();
     } catch (error) {
@@ -293,6 +342,7 @@ export class Connection implements SessionSink {
     this.stopHeartbeat();
     this.outbound.close();
     this.closing.abort();
+    this.resources.disposeAll();
     if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
   }
 }

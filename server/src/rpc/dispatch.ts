@@ -1,25 +1,26 @@
 /**
  * From a request's method name to its handler: unknown method (-32601),
- * handshake order (-32600), then params against the method's schema (-32602).
+ * handshake order (-32600, upstream's message per method family), then params
+ * against the method's schema (-32602).
  */
-import { ErrorCode, isRequestMethod } from "@execmux/shared";
+import { ErrorCode, RequestMethods, isRequestMethod } from "@execmux/shared";
 import { handlers, type HandlerContext } from "../methods/index.js";
 import type { Connection } from "./connection.js";
 import { RpcError } from "./rpc-error.js";
 import { validateParams } from "./validators.js";
 
-export async function dispatch(
-  connection: Connection,
-  method: string,
-  params: unknown,
-  jsonrpc: boolean,
-  afterReply: (() => void)[],
-): Promise<unknown> {
-  if (!isRequestMethod(method)) throw new RpcError(ErrorCode.MethodNotFound, `unknown method ${method}`);
-  const session = method === "initialize" ? undefined : connection.requireInitialized();
-  const checked = params ?? {};
+/** What a handler needs besides the connection and session; built by the connection per request. */
+export type RequestScope = Omit<HandlerContext, "connection" | "session">;
+
+export async function dispatch(connection: Connection, method: string, params: unknown, scope: RequestScope): Promise<unknown> {
+  if (!isRequestMethod(method)) {
+    throw new RpcError(ErrorCode.MethodNotFound, `exec-server stub does not implement \`${method}\` yet`);
+  }
+  const family = RequestMethods[method].family;
+  const session = family === undefined ? undefined : connection.requireInitialized(family);
+  // Absent params are `null` upstream; methods whose params are an object get `{}`.
+  const checked = params ?? (method.startsWith("environment/") ? null : {});
   validateParams(method, checked);
-  const context: HandlerContext = { connection, session, jsonrpc, afterReply: (task) => afterReply.push(task) };
   const handler = handlers[method] as (params: unknown, context: HandlerContext) => unknown;
-  return handler(checked, context);
+  return handler(checked, { connection, session, ...scope });
 }

@@ -5,8 +5,6 @@
  */
 import {
   BINARY_HEADER_BYTES,
-  ErrorCode,
-  MALFORMED_MESSAGE_ID,
   writeBinaryOutputHeader,
   type OutputStream,
   type RequestId,
@@ -19,13 +17,33 @@ export type Incoming =
   | { kind: "notification"; method: string; params: unknown; jsonrpc: boolean }
   /** A reply from the client: the daemon sends no requests, so it is ignored. */
   | { kind: "response" }
-  | { kind: "invalid"; id: RequestId; error: RpcErrorBody; jsonrpc: boolean };
+  /** Not a JSON-RPC message at all; the connection words upstream's reply (id -1). */
+  | { kind: "malformed"; detail: string };
+
+/** Upstream's decoding limits: serde_json's nesting limit and exec-server's value count. */
+const MAX_DEPTH = 128;
+const MAX_VALUES = 256 * 1024;
 
 const isRequestId = (value: unknown): value is RequestId =>
   (typeof value === "number" && Number.isFinite(value)) || typeof value === "string";
 
-function invalid(id: RequestId, message: string, jsonrpc = false): Incoming {
-  return { kind: "invalid", id, jsonrpc, error: { code: ErrorCode.InvalidRequest, message } };
+/**
+ * Walks a parsed message without recursion and says what breaks upstream's
+ * limits. Later code (a JSON.stringify of a member for an error message, a
+ * schema check) recurses, and a frame of ten thousand `[` would otherwise
+ * overflow its stack.
+ */
+function exceedsLimits(root: unknown): string | undefined {
+  const stack: [unknown, number][] = [[root, 1]];
+  let values = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (++values > MAX_VALUES) return `JSON-RPC message exceeds the limit of ${MAX_VALUES} JSON values`;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_DEPTH) return "recursion limit exceeded";
+    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return undefined;
 }
 
 export function parseFrame(text: string): Incoming {
@@ -33,28 +51,27 @@ export function parseFrame(text: string): Incoming {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return invalid(MALFORMED_MESSAGE_ID, `malformed JSON: ${(error as Error).message}`);
+    return { kind: "malformed", detail: (error as Error).message };
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return invalid(MALFORMED_MESSAGE_ID, "a message must be a JSON object (batches are not supported)");
+    return { kind: "malformed", detail: "expected a JSON-RPC object" };
   }
+  const tooLarge = exceedsLimits(value);
+  if (tooLarge) return { kind: "malformed", detail: tooLarge };
   const message = value as Record<string, unknown>;
-  const jsonrpc = message.jsonrpc !== undefined;
-  const id = isRequestId(message.id) ? message.id : MALFORMED_MESSAGE_ID;
-  if (jsonrpc && message.jsonrpc !== "2.0") {
-    return invalid(id, `unsupported jsonrpc version ${JSON.stringify(message.jsonrpc)}`, true);
-  }
+  // Upstream ignores the member; a client that sends it gets replies with it.
+  const jsonrpc = message.jsonrpc === "2.0";
   if (message.method === undefined && ("result" in message || "error" in message)) {
     return { kind: "response" };
   }
   if (typeof message.method !== "string") {
-    return invalid(id, "a message must have a string `method`", jsonrpc);
+    return { kind: "malformed", detail: "a message must have a string `method`, `result` or `error`" };
   }
-  if (message.id === undefined) {
+  if (message.id === undefined || message.id === null) {
     return { kind: "notification", method: message.method, params: message.params, jsonrpc };
   }
   if (!isRequestId(message.id)) {
-    return invalid(MALFORMED_MESSAGE_ID, "`id` must be a number or a string", jsonrpc);
+    return { kind: "malformed", detail: "`id` must be a number or a string" };
   }
   return { kind: "request", id: message.id, method: message.method, params: message.params, jsonrpc };
 }

@@ -64,6 +64,8 @@ export class Outbound {
   private lastSender: ManagedProcess | undefined;
   private maxChunkBytes = JSON_CHUNK_BYTES;
   private readonly onSent = () => this.pump();
+  /** Producers (HTTP body streams) waiting for the socket to drain below its high-water mark. */
+  private writableWaiters: (() => void)[] = [];
 
   constructor(
     private readonly socket: WebSocket,
@@ -108,9 +110,27 @@ export class Outbound {
     this.updatePause(process, queue);
   }
 
+  /** Resolves once nothing waits here and the socket buffers less than its high-water mark (or it closed). */
+  whenWritable(): Promise<void> {
+    if (this.closed || this.writable) return Promise.resolve();
+    return new Promise((resolve) => this.writableWaiters.push(resolve));
+  }
+
+  private get writable(): boolean {
+    return this.control.length === 0 && this.socket.bufferedAmount < this.limits.socketHighWaterBytes;
+  }
+
+  private wakeWriters(): void {
+    if (this.writableWaiters.length === 0 || !(this.closed || this.writable)) return;
+    const waiters = this.writableWaiters;
+    this.writableWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
   /** The socket is gone: drop what is queued and let every process run again. */
   close(): void {
     this.closed = true;
+    this.wakeWriters();
     this.control.length = 0;
     this.ready.length = 0;
     for (const [process, queue] of this.queues) {
@@ -140,7 +160,7 @@ export class Outbound {
         continue;
       }
       const process = this.ready.shift();
-      if (!process) return;
+      if (!process) break;
       const queue = this.queues.get(process)!;
       const next = queue.frames.shift()!;
       if (process !== this.lastSender) {
@@ -154,6 +174,7 @@ export class Outbound {
       socket.send(next.frame, next.inSlab ? this.releaseWhenSent(next.frame as Buffer) : this.onSent);
       this.metrics.framesSent.inc({ kind: typeof next.frame === "string" ? "notification" : "binary_output" });
     }
+    this.wakeWriters();
   }
 
   /** ws calls a send's callback once the socket has written the frame, or failed to. */

@@ -1,6 +1,6 @@
 import { resolveSignalName, type ParamsOf, type ResultOf } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
-import type { ProcessContext } from "./context.js";
+import { invalidParams } from "../../rpc/rpc-error.js";
+import type { ProcessContext } from "../context.js";
 
 export function processSignal(
   params: ParamsOf<"process/signal">,

@@ -1,5 +1,5 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import type { ProcessContext } from "./context.js";
+import type { ProcessContext } from "../context.js";
 
 /**
  * Extension: credit flow control (`ackWindowBytes` in initialize). Clients

@@ -1,6 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { STARTING } from "../session/session.js";
-import type { ProcessContext } from "./context.js";
+import { STARTING } from "../../session/session.js";
+import type { ProcessContext } from "../context.js";
 
 /** Bytes to stdin (or the PTY). Idempotent per `writeId`. Unknown ids are a status, not an error, as upstream. */
 export function processWrite(params: ParamsOf<"process/write">, { session, connection }: ProcessContext): ResultOf<"process/write"> {

@@ -1,26 +1,15 @@
-/**
- * The protocol's JSON Schemas, written once with TypeBox. The daemon compiles
- * these with ajv to validate every message; every TypeScript type in the
- * protocol is derived from them with `Static<>`, never written by hand.
- *
- * Optional fields also accept `null`, because upstream (Rust/serde) clients
- * serialize `None` as `null`.
- */
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
+/** The process family: process/* requests and notifications. */
+import { Type, type Static } from "@sinclair/typebox";
+import {
+  Base64,
+  NoNulString,
+  Nullable,
+  Opt,
+  PathUriSchema,
+  ProcessIdSchema,
+  Seq,
+} from "./common.js";
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Opt = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
-
-/** Strings that reach execve or the environment must not hold NUL bytes. */
-const NO_NUL = "^[^\\u0000]*$";
-const NoNulString = (options: { minLength?: number; maxLength?: number } = {}) =>
-  Type.String({ ...options, pattern: NO_NUL });
-
-const Seq = Type.Integer({ minimum: 0 });
-const Base64 = Type.String({ pattern: "^[A-Za-z0-9+/]*={0,2}$", description: "standard base64" });
-
-export const ProcessIdSchema = Type.String({ minLength: 1, maxLength: 256 });
-export const SessionIdSchema = Type.String({ minLength: 1, maxLength: 128 });
 export const OutputStreamSchema = Type.Union([
   Type.Literal("stdout"),
   Type.Literal("stderr"),
@@ -33,44 +22,6 @@ export const EnvMapSchema = Type.Record(Type.String({ pattern: "^[^=\\u0000]+$" 
 const GlobList = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }));
 const TerminalDimension = Type.Integer({ minimum: 1, maximum: 4096 });
 
-// ---------------------------------------------------------------- initialize
-
-export const InitializeParamsSchema = Type.Object(
-  {
-    clientName: Type.String({ maxLength: 256 }),
-    resumeSessionId: Opt(SessionIdSchema),
-    /** Extension: when resuming a session another socket still holds (a
-     * half-open connection), evict that socket instead of failing with -32010. */
-    takeover: Opt(Type.Boolean()),
-    /** Extension: resume with cursors. For each process, the last seq the
-     * client saw; the daemon replays every retained event after it as ordinary
-     * notifications (after a `process/gap` if some were evicted), before any
-     * live event of that process. */
-    cursors: Opt(Type.Record(ProcessIdSchema, Seq, { additionalProperties: false })),
-    /** Extension: `process/output` as binary frames (see binary-frame.ts). */
-    binaryOutput: Opt(Type.Boolean()),
-    /** Extension: credit-based flow control. The daemon sends at most this
-     * many output bytes per process that the client has not acknowledged with
-     * `process/ack`, pausing the process (it blocks on write) until it does.
-     * While several processes of the socket send output, the window is the
-     * smaller `sharedAckWindowBytes` of the reply. */
-    ackWindowBytes: Opt(Type.Integer({ minimum: 1024 })),
-  },
-  { additionalProperties: false },
-);
-export const InitializeResultSchema = Type.Object({
-  sessionId: SessionIdSchema,
-  /** Extension, only with `cursors`: processes named there that the session
-   * no longer has (closed and past retention): their end was missed. */
-  unknownProcessIds: Type.Optional(Type.Array(ProcessIdSchema)),
-  /** Extension, only with `ackWindowBytes`: the window while one process
-   * sends output on the socket (the client's own), and the window each
-   * process gets while several do. Acknowledge at least every quarter of the
-   * shared one, or a process may stall waiting for credit. */
-  ackWindowBytes: Type.Optional(Type.Integer()),
-  sharedAckWindowBytes: Type.Optional(Type.Integer()),
-});
-
 // ---------------------------------------------------------------- process/start
 
 export const EnvPolicySchema = Type.Object(
@@ -80,27 +31,53 @@ export const EnvPolicySchema = Type.Object(
     exclude: Opt(GlobList),
     set: Opt(EnvMapSchema),
     includeOnly: Opt(GlobList),
-  },
-  { additionalProperties: false },
+  }
 );
 
-export const StartParamsSchema = Type.Object(
-  {
-    processId: ProcessIdSchema,
-    argv: Type.Array(NoNulString({ maxLength: 131072 })),
-    cwd: NoNulString({ minLength: 1, maxLength: 4096 }),
-    env: Opt(EnvMapSchema),
-    envPolicy: Opt(EnvPolicySchema),
-    tty: Opt(Type.Boolean()),
-    pipeStdin: Opt(Type.Boolean()),
-    arg0: Opt(NoNulString({ maxLength: 4096 })),
-    /** Extension: initial PTY size (upstream is fixed at 80x24). */
-    cols: Opt(TerminalDimension),
-    rows: Opt(TerminalDimension),
-  },
-  { additionalProperties: false },
-);
-export const StartResultSchema = Type.Object({ processId: ProcessIdSchema });
+/** `managedNetwork`: a proxy policy the client already put into `env` (HTTP_PROXY and friends). */
+export const ManagedNetworkSchema = Type.Object({
+  loopbackPorts: Opt(Type.Array(Type.Integer({ minimum: 0, maximum: 65535 }), { maxItems: 1024 })),
+  allowLocalBinding: Opt(Type.Boolean()),
+  allowUnixSockets: Opt(Type.Array(Type.String(), { maxItems: 1024 })),
+  dangerouslyAllowAllUnixSockets: Opt(Type.Boolean()),
+});
+
+export const StartParamsSchema = Type.Object({
+  processId: ProcessIdSchema,
+  argv: Type.Array(NoNulString({ maxLength: 131072 })),
+  cwd: PathUriSchema,
+  env: Opt(EnvMapSchema),
+  envPolicy: Opt(EnvPolicySchema),
+  tty: Opt(Type.Boolean()),
+  pipeStdin: Opt(Type.Boolean()),
+  arg0: Opt(NoNulString({ maxLength: 4096 })),
+  /** Telemetry only (threadId, toolCallId): accepted and ignored, as upstream. */
+  metadata: Opt(Type.Object({})),
+  /**
+   * The permission profile to confine the process to (upstream's
+   * FileSystemSandboxContext). Any non-null value is a request for an OS
+   * sandbox, refused when it cannot be enforced: never run weaker than asked.
+   */
+  sandbox: Opt(Type.Object({})),
+  /** Upstream does not enforce this without a sandbox either; accepted as it is there. */
+  enforceManagedNetwork: Opt(Type.Boolean()),
+  managedNetwork: Opt(ManagedNetworkSchema),
+  /** Only behind capabilities execmux reports false: refused when sent anyway. */
+  networkProxy: Opt(Type.Object({})),
+  shellSnapshot: Opt(Type.Object({})),
+  /** Extension: initial PTY size (upstream is fixed at 80x24). */
+  cols: Opt(TerminalDimension),
+  rows: Opt(TerminalDimension),
+});
+/** Which OS sandbox confines the process: upstream's enum; execmux runs without one or with bubblewrap. */
+export const SandboxTypeSchema = Type.Union([
+  Type.Literal("none"),
+  Type.Literal("macosSeatbelt"),
+  Type.Literal("linuxSeccomp"),
+  Type.Literal("windowsRestrictedToken"),
+  Type.Literal("windowsMxc"),
+]);
+export const StartResultSchema = Type.Object({ processId: ProcessIdSchema, sandboxType: SandboxTypeSchema });
 
 // ---------------------------------------------------------------- process/read
 
@@ -110,8 +87,7 @@ export const ReadParamsSchema = Type.Object(
     afterSeq: Opt(Seq),
     maxBytes: Opt(Type.Integer({ minimum: 0 })),
     waitMs: Opt(Type.Integer({ minimum: 0 })),
-  },
-  { additionalProperties: false },
+  }
 );
 
 export const OutputChunkSchema = Type.Object({
@@ -146,6 +122,8 @@ export const ReadResultSchema = Type.Object({
   exitCode: Nullable(Type.Integer()),
   closed: Type.Boolean(),
   failure: Nullable(Type.String()),
+  /** Whether the sandbox denied something the process tried (upstream's heuristic); false without one. */
+  sandboxDenied: Type.Boolean(),
   gap: Type.Optional(OutputGapSchema),
 });
 
@@ -156,8 +134,7 @@ export const WriteParamsSchema = Type.Object(
     processId: ProcessIdSchema,
     chunk: Base64,
     writeId: Opt(Type.String({ minLength: 1, maxLength: 256 })),
-  },
-  { additionalProperties: false },
+  }
 );
 export const WriteStatusSchema = Type.Union([
   Type.Literal("accepted"),
@@ -170,27 +147,22 @@ export const WriteResultSchema = Type.Object({ status: WriteStatusSchema });
 // ---------------------------------------------------------------- signal, terminate
 
 export const SignalParamsSchema = Type.Object(
-  { processId: ProcessIdSchema, signal: Type.String({ minLength: 1, maxLength: 32 }) },
-  { additionalProperties: false },
+  { processId: ProcessIdSchema, signal: Type.String({ minLength: 1, maxLength: 32 }) }
 );
-export const EmptyResultSchema = Type.Object({});
 
 export const TerminateParamsSchema = Type.Object(
-  { processId: ProcessIdSchema },
-  { additionalProperties: false },
+  { processId: ProcessIdSchema }
 );
 export const TerminateResultSchema = Type.Object({ running: Type.Boolean() });
 
 // ---------------------------------------------------------------- extensions
 
 export const ResizeParamsSchema = Type.Object(
-  { processId: ProcessIdSchema, cols: TerminalDimension, rows: TerminalDimension },
-  { additionalProperties: false },
+  { processId: ProcessIdSchema, cols: TerminalDimension, rows: TerminalDimension }
 );
 
 export const CloseStdinParamsSchema = Type.Object(
-  { processId: ProcessIdSchema },
-  { additionalProperties: false },
+  { processId: ProcessIdSchema }
 );
 export const CloseStdinResultSchema = Type.Object({ status: WriteStatusSchema });
 
@@ -199,11 +171,10 @@ export const AckParamsSchema = Type.Object(
     processId: ProcessIdSchema,
     /** Output bytes of this process the client has consumed since its last ack. */
     bytes: Type.Integer({ minimum: 0 }),
-  },
-  { additionalProperties: false },
+  }
 );
 
-export const ListParamsSchema = Type.Object({}, { additionalProperties: false });
+export const ListParamsSchema = Type.Object({});
 export const ProcessStateSchema = Type.Union([
   Type.Literal("starting"),
   Type.Literal("running"),
@@ -237,6 +208,7 @@ export const ExitedNotificationSchema = Type.Object({
   processId: ProcessIdSchema,
   seq: Seq,
   exitCode: Type.Integer(),
+  sandboxDenied: Type.Boolean(),
 });
 export const ClosedNotificationSchema = Type.Object({
   processId: ProcessIdSchema,
@@ -249,11 +221,10 @@ export const GapNotificationSchema = Type.Composite([Type.Object({ processId: Pr
 
 export type OutputStream = Static<typeof OutputStreamSchema>;
 export type EnvMap = Static<typeof EnvMapSchema>;
-export type InitializeParams = Static<typeof InitializeParamsSchema>;
-export type InitializeResult = Static<typeof InitializeResultSchema>;
 export type EnvPolicy = Static<typeof EnvPolicySchema>;
 export type StartParams = Static<typeof StartParamsSchema>;
 export type StartResult = Static<typeof StartResultSchema>;
+export type SandboxType = Static<typeof SandboxTypeSchema>;
 export type ReadParams = Static<typeof ReadParamsSchema>;
 export type OutputChunk = Static<typeof OutputChunkSchema>;
 export type OutputGap = Static<typeof OutputGapSchema>;
@@ -262,7 +233,6 @@ export type WriteParams = Static<typeof WriteParamsSchema>;
 export type WriteStatus = Static<typeof WriteStatusSchema>;
 export type WriteResult = Static<typeof WriteResultSchema>;
 export type SignalParams = Static<typeof SignalParamsSchema>;
-export type EmptyResult = Static<typeof EmptyResultSchema>;
 export type TerminateParams = Static<typeof TerminateParamsSchema>;
 export type TerminateResult = Static<typeof TerminateResultSchema>;
 export type ResizeParams = Static<typeof ResizeParamsSchema>;

@@ -1,7 +1,7 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import type { ManagedProcess } from "../process/managed-process.js";
-import type { Connection } from "../rpc/connection.js";
-import type { ProcessContext } from "./context.js";
+import type { ManagedProcess } from "../../process/managed-process.js";
+import type { Connection } from "../../rpc/connection.js";
+import type { ProcessContext } from "../context.js";
 
 const MAX_WAIT_MS = 3_600_000;
 
@@ -48,6 +48,7 @@ async function readUntilChange(
         exitCode: process.exitCode,
         closed: process.closed,
         failure: null,
+        sandboxDenied: process.sandboxDenied,
         ...(gap ? { gap } : {}),
       };
     }

@@ -1,6 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
-import type { ProcessContext } from "./context.js";
+import { invalidParams } from "../../rpc/rpc-error.js";
+import type { ProcessContext } from "../context.js";
 
 /** Extension: a new window size for a PTY process (SIGWINCH reaches the foreground job). */
 export function processResize(params: ParamsOf<"process/resize">, { session }: ProcessContext): ResultOf<"process/resize"> {

@@ -1,13 +1,14 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { SpawnError, type SpawnSpec } from "../process/child.js";
-import { resolveCwd } from "../process/cwd.js";
-import { buildChildEnv } from "../process/env-policy.js";
-import { ManagedProcess } from "../process/managed-process.js";
-import { resolveExecutable } from "../process/resolve-executable.js";
-import { spawnPipe } from "../process/spawn-pipe.js";
-import { spawnPty } from "../process/spawn-pty.js";
-import { internalError, invalidParams, limitExceeded } from "../rpc/rpc-error.js";
-import type { ProcessContext } from "./context.js";
+import { SpawnError, type SpawnSpec } from "../../process/child.js";
+import { resolveCwd } from "../../process/cwd.js";
+import { buildChildEnv } from "../../process/env-policy.js";
+import { ManagedProcess } from "../../process/managed-process.js";
+import { resolveExecutable } from "../../process/resolve-executable.js";
+import { spawnPipe } from "../../process/spawn-pipe.js";
+import { spawnPty } from "../../process/spawn-pty.js";
+import { osErrorMessage } from "../../os-error.js";
+import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
+import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
 const DEFAULT_COLS = 80;
@@ -20,10 +21,37 @@ export async function processStart(
   const [program, ...args] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
+  refuseWhatCannotBeHonoured(params);
+  try {
+    return await start(params, program, args, { session, connection, afterReply });
+  } catch (error) {
+    // Upstream's words for a failed spawn: the OS error alone.
+    if (error instanceof SpawnError) throw internalError(osErrorMessage(error.errno) ?? `failed to start ${program}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Requests that ask for more confinement or machinery than execmux provides
+ * are refused, never run weaker than asked. Only clients that ignore
+ * capabilities execmux reports false send the last two.
+ */
+function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
+  if (params.sandbox) throw invalidParams("sandbox intent cannot be enforced on this executor");
+  if (params.networkProxy) throw invalidParams("network proxy launch is not supported on this executor");
+  if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
+}
+
+async function start(
+  params: ParamsOf<"process/start">,
+  program: string,
+  args: string[],
+  { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
+): Promise<ResultOf<"process/start">> {
+  const { config, log } = connection.deps;
+  const tty = params.tty ?? false;
   const cwd = resolveCwd(params.cwd);
   const env = buildChildEnv(params.env, params.envPolicy, process.env);
-  const tty = params.tty ?? false;
-  const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
   if (argvEnvBytes > config.maxArgvEnvBytes) {
     throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
@@ -62,8 +90,7 @@ export async function processStart(
     log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");
   } catch (error) {
     session.release(params.processId);
-    if (error instanceof SpawnError) throw internalError(`failed to start ${program}: ${error.message}`);
     throw error;
   }
-  return { processId: params.processId };
+  return { processId: params.processId, sandboxType: "none" };
 }

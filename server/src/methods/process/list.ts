@@ -1,5 +1,5 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import type { ProcessContext } from "./context.js";
+import type { ProcessContext } from "../context.js";
 
 /** Extension: every process of the session, with the seq a reader would resume from. */
 export function processList(_params: ParamsOf<"process/list">, { session }: ProcessContext): ResultOf<"process/list"> {

@@ -1,6 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { STARTING } from "../session/session.js";
-import type { ProcessContext } from "./context.js";
+import { STARTING } from "../../session/session.js";
+import type { ProcessContext } from "../context.js";
 
 /** `running: false` when unknown or already exited, as upstream. */
 export function processTerminate(

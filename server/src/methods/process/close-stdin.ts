@@ -1,6 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { STARTING } from "../session/session.js";
-import type { ProcessContext } from "./context.js";
+import { STARTING } from "../../session/session.js";
+import type { ProcessContext } from "../context.js";
 
 /** Extension: end of input. A pipe is closed; a PTY gets its EOF character (Ctrl-D). */
 export function processCloseStdin(

@@ -1,0 +1,53 @@
+/**
+ * What `environment/info` (and `initialize`'s `environmentInfo`) says about
+ * this executor, computed once: the values do not change while the daemon runs.
+ */
+import { existsSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename } from "node:path";
+import { pathToFileUri, type EnvironmentCapabilities, type EnvironmentInfo } from "@execmux/shared";
+import { EXECMUX_VERSION } from "../../version.js";
+
+/**
+ * False for everything execmux does not implement: clients gate the request
+ * fields and methods behind each on it, so an unmodified Codex never sends
+ * what execmux cannot serve.
+ */
+const CAPABILITIES: EnvironmentCapabilities = {
+  networkProxyLaunch: false,
+  capabilityDiscoverySandbox: false,
+  capabilityDiscoveryV2: false,
+  environmentConfigRead: false,
+  httpHeaderEnvVars: false,
+  sandboxedFileStreaming: false,
+  shellSnapshotV2: false,
+  windowsMxc: false,
+  fsWatchMissing: false,
+  fileWriteStreaming: false,
+  credentialMasking: false,
+};
+
+/** The user's login shell, as upstream reports it; bash, then sh, when $SHELL is unset or gone. */
+function defaultShell(): { name: string; path: string } {
+  const candidates = [process.env.SHELL, "/bin/bash", "/bin/sh"].filter((path): path is string => Boolean(path));
+  const path = candidates.find((candidate) => existsSync(candidate)) ?? "/bin/sh";
+  return { name: basename(path), path };
+}
+
+let cached: EnvironmentInfo | undefined;
+
+export function environmentInfo(): EnvironmentInfo {
+  cached ??= {
+    shell: defaultShell(),
+    executorVersion: EXECMUX_VERSION,
+    cwd: pathToFileUri(process.cwd()),
+    userHomeDir: pathToFileUri(homedir()),
+    platformOs: process.platform,
+    prependPathDirs: [],
+    // Upstream lists TMPDIR only, and nothing when it is unset.
+    temporaryDirectories: process.env.TMPDIR ? [pathToFileUri(process.env.TMPDIR)] : [],
+    tempDir: pathToFileUri(tmpdir()),
+    capabilities: CAPABILITIES,
+  };
+  return cached;
+}

@@ -1,0 +1,49 @@
+/**
+ * Turns ajv's verdict on a request's params into the sentence upstream's
+ * serde would give (`missing field \`argv\``, `unknown variant \`SIGTERM\`,
+ * expected \`interrupt\``), so a Codex user sees the same words from either
+ * executor; cases serde words differently say which field and what is wrong.
+ */
+import type { ErrorObject } from "ajv";
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a sequence";
+  switch (typeof value) {
+    case "string":
+      return `string ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}`;
+    case "number":
+      return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+    case "boolean":
+      return `boolean \`${value}\``;
+    case "object":
+      return "a map";
+    default:
+      return typeof value;
+  }
+}
+
+/** The values of an `anyOf` of string constants (TypeBox's Union of Literals), if that is what it is. */
+function variantsOf(anyOf: unknown): string[] | undefined {
+  if (!Array.isArray(anyOf) || !anyOf.every((branch: { const?: unknown }) => typeof branch.const === "string")) return undefined;
+  return anyOf.map((branch: { const: string }) => branch.const);
+}
+
+const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();
+
+export function paramsErrorMessage(method: string, errors: readonly ErrorObject[] | null | undefined): string {
+  const error = errors?.[0];
+  if (!error) return `invalid params for ${method}`;
+  if (error.keyword === "required") return `missing field \`${String(error.params.missingProperty)}\``;
+  // A union of literals fails as one error per branch, then the anyOf itself.
+  const union = errors.find((candidate) => candidate.keyword === "anyOf" && variantsOf(candidate.schema) !== undefined);
+  if (union && typeof union.data === "string") {
+    const variants = variantsOf(union.schema)!;
+    return `unknown variant \`${union.data}\`, expected ${variants.map((variant) => `\`${variant}\``).join(", ")}`;
+  }
+  const field = fieldName(error);
+  if (error.keyword === "type") {
+    return `invalid type: ${describeValue(error.data)}, expected ${String(error.params.type).replace(/^(\w)/, "a $1")}${field ? ` for \`${field}\`` : ""}`;
+  }
+  return `invalid value${field ? ` for \`${field}\`` : ""}: ${error.message ?? "not accepted"}`;
+}

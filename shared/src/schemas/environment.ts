@@ -1,0 +1,42 @@
+/** `environment/info` and `environment/status`: what the executor is and whether it is up. */
+import { Type, type Static } from "@sinclair/typebox";
+import { PathUriSchema } from "./common.js";
+
+/**
+ * Optional executor features a client must see `true` for before it sends
+ * the request fields or methods behind them. execmux reports `false` for all
+ * it does not implement, so an unmodified Codex never asks for them.
+ */
+export const EnvironmentCapabilitiesSchema = Type.Object({
+  networkProxyLaunch: Type.Boolean(),
+  capabilityDiscoverySandbox: Type.Boolean(),
+  capabilityDiscoveryV2: Type.Boolean(),
+  environmentConfigRead: Type.Boolean(),
+  httpHeaderEnvVars: Type.Boolean(),
+  sandboxedFileStreaming: Type.Boolean(),
+  shellSnapshotV2: Type.Boolean(),
+  windowsMxc: Type.Boolean(),
+  fsWatchMissing: Type.Boolean(),
+  fileWriteStreaming: Type.Boolean(),
+  credentialMasking: Type.Boolean(),
+});
+
+export const EnvironmentInfoSchema = Type.Object({
+  shell: Type.Object({ name: Type.String(), path: Type.String() }),
+  executorVersion: Type.String(),
+  /** The daemon's working directory (a file URI). */
+  cwd: Type.Union([PathUriSchema, Type.Null()]),
+  userHomeDir: Type.Optional(PathUriSchema),
+  platformOs: Type.Optional(Type.String()),
+  prependPathDirs: Type.Optional(Type.Array(PathUriSchema)),
+  /** From TMPDIR, as upstream: empty when it is unset. */
+  temporaryDirectories: Type.Optional(Type.Array(PathUriSchema)),
+  tempDir: Type.Optional(PathUriSchema),
+  capabilities: EnvironmentCapabilitiesSchema,
+});
+
+export const EnvironmentStatusResultSchema = Type.Object({ status: Type.Literal("ready") });
+
+export type EnvironmentCapabilities = Static<typeof EnvironmentCapabilitiesSchema>;
+export type EnvironmentInfo = Static<typeof EnvironmentInfoSchema>;
+export type EnvironmentStatusResult = Static<typeof EnvironmentStatusResultSchema>;

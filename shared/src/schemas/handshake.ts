@@ -1,0 +1,47 @@
+/** `initialize`: a new session, or the resume of one, and what the executor is. */
+import { Type, type Static } from "@sinclair/typebox";
+import { Opt, ProcessIdSchema, Seq, SessionIdSchema } from "./common.js";
+import { EnvironmentInfoSchema } from "./environment.js";
+
+// ---------------------------------------------------------------- initialize
+
+export const InitializeParamsSchema = Type.Object(
+  {
+    clientName: Type.String({ maxLength: 256 }),
+    resumeSessionId: Opt(SessionIdSchema),
+    /** Extension: when resuming a session another socket still holds (a
+     * half-open connection), evict that socket instead of failing with -32010. */
+    takeover: Opt(Type.Boolean()),
+    /** Extension: resume with cursors. For each process, the last seq the
+     * client saw; the daemon replays every retained event after it as ordinary
+     * notifications (after a `process/gap` if some were evicted), before any
+     * live event of that process. */
+    cursors: Opt(Type.Record(ProcessIdSchema, Seq, { additionalProperties: false })),
+    /** Extension: `process/output` as binary frames (see binary-frame.ts). */
+    binaryOutput: Opt(Type.Boolean()),
+    /** Extension: credit-based flow control. The daemon sends at most this
+     * many output bytes per process that the client has not acknowledged with
+     * `process/ack`, pausing the process (it blocks on write) until it does.
+     * While several processes of the socket send output, the window is the
+     * smaller `sharedAckWindowBytes` of the reply. */
+    ackWindowBytes: Opt(Type.Integer({ minimum: 1024 })),
+  }
+);
+export const InitializeResultSchema = Type.Object({
+  sessionId: SessionIdSchema,
+  /** Extension, only with `cursors`: processes named there that the session
+   * no longer has (closed and past retention): their end was missed. */
+  unknownProcessIds: Type.Optional(Type.Array(ProcessIdSchema)),
+  /** Extension, only with `ackWindowBytes`: the window while one process
+   * sends output on the socket (the client's own), and the window each
+   * process gets while several do. Acknowledge at least every quarter of the
+   * shared one, or a process may stall waiting for credit. */
+  ackWindowBytes: Type.Optional(Type.Integer()),
+  sharedAckWindowBytes: Type.Optional(Type.Integer()),
+  /** What `environment/info` answers; today's Codex reads it here and asks nothing more. */
+  environmentInfo: EnvironmentInfoSchema,
+});
+
+
+export type InitializeParams = Static<typeof InitializeParamsSchema>;
+export type InitializeResult = Static<typeof InitializeResultSchema>;

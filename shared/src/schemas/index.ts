@@ -1,0 +1,4 @@
+export * from "./common.js";
+export * from "./environment.js";
+export * from "./handshake.js";
+export * from "./process.js";
