@@ -1,0 +1,124 @@
+/**
+ * The real Codex agent (`codex exec`, the same binary as the upstream
+ * exec-server) with a scripted model, using an exec-server as its remote
+ * environment: CODEX_EXEC_SERVER_URL makes every command and file access of
+ * the agent go over that server's WebSocket.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { scratchDirectory } from "./scratch.js";
+import { upstreamCodex } from "./upstream.js";
+
+export type SandboxMode = "danger-full-access" | "workspace-write";
+
+export interface AgentOptions {
+  /** ws:// URL of the exec-server the agent uses as its environment. */
+  readonly execServerUrl: string;
+  /** The scripted model's provider base URL (MockModel.baseUrl). */
+  readonly modelBaseUrl: string;
+  /** The project directory (`-C`): the agent's cwd on the remote. */
+  readonly projectDir: string;
+  readonly prompt: string;
+  readonly sandboxMode?: SandboxMode;
+  /** A run that has not finished by then is killed, so a stuck agent fails with its output instead of a bare test timeout. */
+  readonly timeoutMs?: number;
+}
+
+export interface AgentRun {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly timedOut: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * With only config.toml, a model Codex does not know gets fallback metadata
+ * that offers no apply_patch tool. This catalog entry (the fields Codex
+ * requires, read from its parse errors) gives the mock model Codex's own
+ * freeform apply_patch tool, the file-editing tool real models use.
+ */
+const MODEL_CATALOG = {
+  models: [
+    {
+      slug: "mock-model",
+      display_name: "mock-model",
+      base_instructions: "You are a scripted test model.",
+      apply_patch_tool_type: "freeform",
+      shell_type: "shell_command",
+      supported_reasoning_levels: [],
+      visibility: "list",
+      supported_in_api: true,
+      priority: 1,
+      support_verbosity: false,
+      truncation_policy: { mode: "tokens", limit: 10_000 },
+      experimental_supported_tools: [],
+    },
+  ],
+};
+
+function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath: string): string {
+  return [
+    `model = "mock-model"`,
+    `model_provider = "mock"`,
+    `model_catalog_json = ${JSON.stringify(catalogPath)}`,
+    `approval_policy = "never"`,
+    `sandbox_mode = "${sandboxMode}"`,
+    `[model_providers.mock]`,
+    `name = "mock"`,
+    `base_url = ${JSON.stringify(modelBaseUrl)}`,
+    `wire_api = "responses"`,
+    // One try: a request the script did not expect fails the run instead of being replayed.
+    `request_max_retries = 0`,
+    `stream_max_retries = 0`,
+    "",
+  ].join("\n");
+}
+
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  running.clear();
+});
+
+/** Runs `codex exec` once with a scratch HOME; resolves when it exits (or was killed at the timeout). */
+export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
+  const home = scratchDirectory("agent-home");
+  const codexHome = join(home, ".codex");
+  mkdirSync(codexHome, { recursive: true });
+  const catalogPath = join(codexHome, "mock-model-catalog.json");
+  writeFileSync(catalogPath, JSON.stringify(MODEL_CATALOG));
+  writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath));
+
+  // Not the developer's environment: an OPENAI_BASE_URL or CODEX_HOME there would send the agent elsewhere.
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    CODEX_HOME: codexHome,
+    OPENAI_API_KEY: "dummy",
+    CODEX_EXEC_SERVER_URL: options.execServerUrl,
+  };
+  const child = spawn(upstreamCodex(), ["exec", "--skip-git-repo-check", "-C", options.projectDir, options.prompt], {
+    env,
+    // stdin is /dev/null: `codex exec` reads more prompt from a pipe until it closes.
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (data: Buffer) => (stdout += data.toString()));
+  child.stderr!.on("data", (data: Buffer) => (stderr += data.toString()));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL");
+  }, options.timeoutMs ?? 40_000);
+  const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code, closeSignal) => resolve([code, closeSignal]));
+  }).finally(() => clearTimeout(timer));
+  running.delete(child);
+  return { exitCode, signal, timedOut, stdout, stderr };
+}
