@@ -55,8 +55,14 @@ const frame: fc.Arbitrary<Frame> = fc.oneof(
   fc.uint8Array({ maxLength: 256 }).map((bytes) => ({ kind: "binary" as const, bytes })),
 );
 
-/** The id the daemon must answer, or undefined when no reply is due (notifications, client replies). */
-function expectedReplyId(frame: Frame): number | string | undefined {
+/** Notifications a client may send; any other closes the connection, as upstream. */
+const KNOWN_NOTIFICATIONS = new Set(["initialized", "process/ack"]);
+
+/**
+ * The id the daemon must answer; "close" when the frame ends the connection
+ * (an unknown notification); undefined when no reply is due.
+ */
+function expectedReplyId(frame: Frame): number | string | "close" | undefined {
   let value: unknown;
   if (frame.kind === "binary") {
     try {
@@ -75,9 +81,8 @@ function expectedReplyId(frame: Frame): number | string | undefined {
   const message = value as Record<string, unknown>;
   const validId = (typeof message.id === "number" && Number.isFinite(message.id)) || typeof message.id === "string";
   if (message.method === undefined && ("result" in message || "error" in message)) return undefined;
-  if (message.jsonrpc !== undefined && message.jsonrpc !== "2.0") return validId ? (message.id as number | string) : -1;
-  if (typeof message.method !== "string") return validId ? (message.id as number | string) : -1;
-  if (message.id === undefined) return undefined;
+  if (typeof message.method !== "string") return -1;
+  if (message.id === undefined || message.id === null) return KNOWN_NOTIFICATIONS.has(message.method) ? undefined : "close";
   return validId ? (message.id as number | string) : -1;
 }
 
@@ -104,7 +109,8 @@ async function fuzzSocket(url: string) {
     }
   };
   await replyFor("init");
-  return { socket, replyFor };
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  return { socket, replyFor, closed };
 }
 
 describe("fuzzing a live daemon", () => {
@@ -114,7 +120,7 @@ describe("fuzzing a live daemon", () => {
     const steady = await good.start({ argv: ["cat"], pipeStdin: true });
     let echoed = "";
     steady.onOutput((event) => (echoed += Buffer.from(event.data).toString()));
-    const fuzz = await fuzzSocket(daemon.url);
+    let fuzz = await fuzzSocket(daemon.url);
     let round = 0;
 
     await fc.assert(
@@ -128,7 +134,10 @@ describe("fuzzing a live daemon", () => {
         const expected = expectedReplyId(generated);
         if (generated.kind === "binary") fuzz.socket.send(generated.bytes, { binary: true });
         else fuzz.socket.send(generated.kind === "text" ? generated.text : JSON.stringify(generated.message));
-        if (expected !== undefined) {
+        if (expected === "close") {
+          await fuzz.closed;
+          fuzz = await fuzzSocket(daemon.url);
+        } else if (expected !== undefined) {
           const reply = await fuzz.replyFor(expected);
           const wellFormed =
             (reply.result !== undefined && reply.error === undefined) ||

@@ -32,19 +32,21 @@ describe("cwd", () => {
     expect(await run(client, "b", { argv: ["pwd"], cwd: pathToFileURL("/usr/bin").href })).toBe("/usr/bin\n");
   });
 
-  it("refuses relative, missing and non-directory cwds with -32602", async () => {
+  it("refuses relative, foreign, missing and non-directory cwds with upstream's codes and words", async () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
-    const cases: [unknown, RegExp][] = [
-      ["tmp", /absolute path or a file:\/\/ URI/],
-      ["/definitely/not/here", /does not exist/],
-      ["/etc/hostname", /is not a directory/],
-      [undefined, /must have required property 'cwd'/],
+    const cases: [unknown, number, string][] = [
+      ["tmp", ErrorCode.InvalidParams, "invalid URI: relative URL without a base"],
+      ["http://host/tmp", ErrorCode.InvalidParams, "unsupported path URI scheme `http`"],
+      ["file:///C:/work", ErrorCode.InvalidParams, "cwd URI `file:///C:/work` is not valid on this exec-server host: 'file:///C:/work' is invalid on 'linux'"],
+      [undefined, ErrorCode.InvalidParams, "missing field `cwd`"],
+      // Upstream learns these from the spawn itself.
+      ["/definitely/not/here", ErrorCode.InternalError, "No such file or directory (os error 2)"],
+      ["file:///etc/passwd", ErrorCode.InternalError, "Not a directory (os error 20)"],
     ];
-    for (const [cwd, message] of cases) {
+    for (const [cwd, code, message] of cases) {
       const reply = await client.request("process/start", { processId: "x", argv: ["true"], env: {}, ...(cwd === undefined ? {} : { cwd }) });
-      expect(reply.error?.code).toBe(ErrorCode.InvalidParams);
-      expect(reply.error?.message).toMatch(message);
+      expect(reply.error).toEqual({ code, message });
     }
     // A refused start leaves the id free.
     expect(await run(client, "x", { argv: ["true"] })).toBe("");
@@ -61,13 +63,14 @@ describe("argv and spawning", () => {
     expect(nul.error?.code).toBe(ErrorCode.InvalidParams);
   });
 
-  it("fails a missing program with -32603 on pipes and on a PTY, and frees the id", async () => {
+  it("fails a missing or unexecutable program with -32603 in upstream's words on pipes and on a PTY, and frees the id", async () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
     for (const tty of [false, true]) {
       const reply = await client.request("process/start", { processId: "m", argv: ["no-such-program-xyz"], cwd: "/", env: { PATH }, tty });
-      expect(reply.error?.code).toBe(ErrorCode.InternalError);
-      expect(reply.error?.message).toMatch(/no-such-program-xyz/);
+      expect(reply.error).toEqual({ code: ErrorCode.InternalError, message: "No such file or directory (os error 2)" });
+      const notExecutable = await client.request("process/start", { processId: "m", argv: ["/etc/passwd"], cwd: "/", env: { PATH }, tty });
+      expect(notExecutable.error).toEqual({ code: ErrorCode.InternalError, message: "Permission denied (os error 13)" });
     }
     expect(await run(client, "m", { argv: ["echo", "ok"] })).toBe("ok\n");
   });

@@ -29,6 +29,17 @@ function variantsOf(anyOf: unknown): string[] | undefined {
   return anyOf.map((branch: { const: string }) => branch.const);
 }
 
+/** JSON Schema type names in serde's words. */
+const EXPECTED: Readonly<Record<string, string>> = {
+  array: "a sequence",
+  object: "a map",
+  string: "a string",
+  boolean: "a boolean",
+  integer: "an integer",
+  number: "a number",
+  null: "null",
+};
+
 const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();
 
 export function paramsErrorMessage(method: string, errors: readonly ErrorObject[] | null | undefined): string {
@@ -43,7 +54,7 @@ export function paramsErrorMessage(method: string, errors: readonly ErrorObject[
   }
   const field = fieldName(error);
   if (error.keyword === "type") {
-    return `invalid type: ${describeValue(error.data)}, expected ${String(error.params.type).replace(/^(\w)/, "a $1")}${field ? ` for \`${field}\`` : ""}`;
+    return `invalid type: ${describeValue(error.data)}, expected ${EXPECTED[String(error.params.type)] ?? String(error.params.type)}${field ? ` for \`${field}\`` : ""}`;
   }
   return `invalid value${field ? ` for \`${field}\`` : ""}: ${error.message ?? "not accepted"}`;
 }
