@@ -21,6 +21,13 @@ export interface ProcessOptions {
   readonly killGraceMs: number;
 }
 
+/**
+ * How long a reaped child's exit waits for its output streams to end when a
+ * descendant still holds them open. Not a speed setting: it only orders a
+ * short child's last output before its exit, as upstream numbers them.
+ */
+const EXIT_WAITS_FOR_OUTPUT_MS = 50;
+
 /** How many writeIds a process remembers for idempotent retries. */
 const REMEMBERED_WRITE_IDS = 1024;
 
@@ -31,6 +38,9 @@ export class ManagedProcess {
   /** Counted, not subtracted from an open count: a child may report before it is attached. */
   private endedStreams = 0;
   private exit: { code: number; signal: NodeJS.Signals | null; seq: number } | undefined;
+  /** The child was reaped; its exit is published once its output is in (see `exited`). */
+  private reapedExit: { code: number; signal: NodeJS.Signals | null } | undefined;
+  private exitTimer: NodeJS.Timeout | undefined;
   private closedSeq: number | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly writeIds = new Map<string, WriteStatus>();
@@ -68,17 +78,21 @@ export class ManagedProcess {
     streamEnded: () => {
       this.coalescer.flush();
       this.endedStreams++;
+      if (this.allStreamsEnded) this.publishExit();
       this.closeIfDone();
     },
     exited: (code, signal) => {
-      // Output read before the exit was reported keeps its place before it.
-      this.coalescer.flush();
-      const seq = this.seqCounter++;
       // A signal death is reported the way shells do: 128 + signal number.
       const exitCode = code ?? 128 + (signal ? SignalNumbers[signal as keyof typeof SignalNumbers] ?? 0 : 0);
-      this.exit = { code: exitCode, signal, seq };
-      this.publish({ kind: "exited", seq, exitCode });
-      this.closeIfDone();
+      this.reapedExit = { code: exitCode, signal };
+      // The reap (from the spawner's channel) can overtake output the child
+      // wrote before it exited and that still waits in its pipe. Upstream
+      // numbers that output before the exit; so does execmux: the exit is
+      // published once the streams end (at once for a child whose pipes
+      // closed with it), or after a short wait when a descendant keeps them
+      // open; output after that comes after the exit, as upstream allows.
+      if (this.allStreamsEnded) this.publishExit();
+      else this.exitTimer ??= setTimeout(() => this.publishExit(), EXIT_WAITS_FOR_OUTPUT_MS);
     },
   };
 
@@ -87,6 +101,23 @@ export class ManagedProcess {
     if (this.paused) child.pause();
     if (this.chunkLimit !== undefined) child.limitChunks(this.chunkLimit);
     // Its exit and end of output may have been reported already.
+    if (this.allStreamsEnded) this.publishExit();
+    this.closeIfDone();
+  }
+
+  private get allStreamsEnded(): boolean {
+    return this.child !== undefined && this.endedStreams >= this.child.streams.length;
+  }
+
+  private publishExit(): void {
+    if (!this.reapedExit || this.exit) return;
+    clearTimeout(this.exitTimer);
+    // Output read before now keeps its place before the exit.
+    this.coalescer.flush();
+    const seq = this.seqCounter++;
+    const { code, signal } = this.reapedExit;
+    this.exit = { code, signal, seq };
+    this.publish({ kind: "exited", seq, exitCode: code });
     this.closeIfDone();
   }
 
@@ -212,7 +243,7 @@ export class ManagedProcess {
    */
   terminate(): boolean {
     const pid = this.child?.pid;
-    if (pid === undefined || this.exit) return false;
+    if (pid === undefined || this.reapedExit) return false;
     signalTree(pid, "SIGTERM");
     this.killTimer ??= setTimeout(() => signalTree(pid, "SIGKILL"), this.options.killGraceMs);
     return true;
