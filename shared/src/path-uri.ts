@@ -46,10 +46,10 @@ export type PathUriResult = { readonly path: string } | { readonly error: string
  */
 export function fileUriToPath(uri: string): PathUriResult {
   if (uri.startsWith("/")) return uri.includes("\u0000") ? { error: `'${uri}' is invalid on 'linux'` } : { path: uri };
-  // WHATWG URL refuses these outright in a file URL; upstream names them.
+  // Credentials or a port in a file URI: the url crate reads the authority as
+  // a host and fails on it, and upstream passes its words on.
   const authority = /^file:\/\/([^/?#]*)/i.exec(uri)?.[1];
-  if (authority?.includes("@")) return { error: "credentials are not allowed in path URIs" };
-  if (authority && /:\d*$/.test(authority)) return { error: "ports are not allowed in path URIs" };
+  if (authority?.includes("@") || (authority && /:\d*$/.test(authority))) return { error: "invalid URI: invalid international domain name" };
   let url: URL;
   try {
     url = new URL(uri);

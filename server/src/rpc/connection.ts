@@ -260,6 +260,9 @@ export class Connection implements SessionSink {
         return;
       }
       case "response":
+        // The daemon sends no requests: a reply to one is a confused client, and upstream closes on it.
+        this.deps.log.info("closing the connection: a response to a request the daemon never sent");
+        this.closeWith(1008, "unexpected response");
         return;
       case "notification":
         this.onNotification(message.method, message.params);

@@ -16,11 +16,12 @@ export async function dispatch(connection: Connection, method: string, params: u
   if (!isRequestMethod(method)) {
     throw new RpcError(ErrorCode.MethodNotFound, `exec-server stub does not implement \`${method}\` yet`);
   }
-  const family = RequestMethods[method].family;
-  const session = family === undefined ? undefined : connection.requireInitialized(family);
   // Absent params are `null` upstream; methods whose params are an object get `{}`.
   const checked = params ?? (method.startsWith("environment/") ? null : {});
+  // Upstream decodes params before it looks at the handshake.
   validateParams(method, checked);
+  const family = RequestMethods[method].family;
+  const session = family === undefined ? undefined : connection.requireInitialized(family);
   const handler = handlers[method] as (params: unknown, context: HandlerContext) => unknown;
   return handler(checked, { connection, session, ...scope });
 }

@@ -37,7 +37,9 @@ async function readUntilChange(
     const chunks = process.log.readAfter(afterSeq, maxBytes);
     const gap = process.log.gapAfter(afterSeq, process.exitSeq);
     const last = chunks[chunks.length - 1];
-    const nextSeq = last ? last.seq + 1 : process.nextSeq;
+    // Upstream: without maxBytes, the next seq the process will assign
+    // (counting its exit and close); with it, where this read stopped.
+    const nextSeq = params.maxBytes === undefined || params.maxBytes === null || !last ? process.nextSeq : last.seq + 1;
     const newTerminalEvent = process.exited && afterSeq < nextSeq - 1;
     const remaining = deadline - Date.now();
     if (chunks.length > 0 || gap || process.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {

@@ -2,13 +2,16 @@ import { resolveSignalName, type ParamsOf, type ResultOf } from "@execmux/shared
 import { invalidParams } from "../../rpc/rpc-error.js";
 import type { ProcessContext } from "../context.js";
 
+/** Unknown, starting and finished processes answer `{}`, as upstream: the signal had nowhere to go. */
 export function processSignal(
   params: ParamsOf<"process/signal">,
   { session, connection }: ProcessContext,
 ): ResultOf<"process/signal"> {
   const signal = resolveSignalName(params.signal);
   if (!signal) throw invalidParams(`unknown signal ${params.signal}`);
-  session.get(params.processId).signal(signal);
+  const process = session.find(params.processId);
+  if (!process) return {};
+  process.signal(signal);
   connection.deps.log.info({ processId: params.processId, signal }, "process signalled");
   return {};
 }
