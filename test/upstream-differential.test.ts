@@ -16,87 +16,24 @@ import {
   type Deviation,
   type Observation,
 } from "./helpers/differential.js";
+import {
+  codexWorkspaceWriteStart,
+  ENV,
+  events,
+  fs,
+  http,
+  initialize,
+  initialized,
+  LONG,
+  open,
+  read,
+  readBlock,
+  start,
+  terminate,
+  uri,
+  write,
+} from "./helpers/exec-server-frames.js";
 import { HttpTarget } from "./helpers/http-target.js";
-
-const initialize = (extra: Record<string, unknown> = {}) => ({ request: "initialize", params: { ...CODEX_INITIALIZE, ...extra } });
-const initialized = { send: { method: "initialized", params: {} } };
-
-const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", LC_ALL: "C.UTF-8" };
-/** process/start as today's client serializes it (every always-serialized key present), running `sh -c script`. */
-const startParams = (processId: string, script: string, overrides: Record<string, unknown> = {}) => ({
-  processId,
-  argv: ["/bin/sh", "-c", script],
-  cwd: "file://<scratch>",
-  envPolicy: null,
-  env: ENV,
-  tty: false,
-  pipeStdin: false,
-  arg0: null,
-  sandbox: null,
-  enforceManagedNetwork: false,
-  managedNetwork: null,
-  ...overrides,
-});
-const start = (processId: string, script: string, overrides: Record<string, unknown> = {}) => ({
-  request: "process/start",
-  params: startParams(processId, script, overrides),
-});
-const events = (processId: string) => ({ processEvents: processId });
-const terminate = (processId: string) => ({ request: "process/terminate", params: { processId } });
-const read = (processId: string, extra: Record<string, unknown> = {}) => ({ request: "process/read", params: { processId, ...extra } });
-const write = (processId: string, text: string, writeId?: string) => ({
-  request: "process/write",
-  params: { processId, chunk: Buffer.from(text).toString("base64"), ...(writeId === undefined ? {} : { writeId }) },
-});
-/** A process that runs until terminated (and is, at the end of its case). */
-const LONG = "sleep 10";
-
-/** The frame a Codex agent in workspace-write mode sent (real-clients.md), pointed at the scratch directory. */
-const codexWorkspaceWriteStart = {
-  processId: "24431-66e3cd55-0d55-4a1c-9d0f-1f0f3f1e2a11",
-  metadata: { threadId: "01a204a8-5b7e-4a0c-8f41-7d2b9c3e5f60", toolCallId: "call_1" },
-  argv: ["/bin/bash", "-lc", "echo hello-from-remote; pwd"],
-  cwd: "file://<scratch>",
-  envPolicy: {
-    inherit: "all",
-    ignoreDefaultExcludes: true,
-    exclude: ["CODEX_PERMISSION_PROFILE", "CODEX_VERSION", "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS", "CODEX_PLUGIN_METRICS_OUTPUT"],
-    set: {},
-    includeOnly: [],
-  },
-  // HOME is ours: the servers run with different ones, and bash -l reads its profile.
-  env: { NO_COLOR: "1", GIT_PAGER: "cat", CODEX_SANDBOX_NETWORK_DISABLED: "1", PAGER: "cat", LC_ALL: "C.UTF-8", TERM: "dumb", HOME: "<scratch>" },
-  tty: false,
-  pipeStdin: false,
-  arg0: null,
-  sandbox: {
-    permissions: {
-      type: "managed",
-      file_system: {
-        type: "restricted",
-        entries: [
-          { path: { type: "special", value: { kind: "root" } }, access: "read" },
-          { path: { type: "special", value: { kind: "project_roots" } }, access: "write" },
-          { path: { type: "special", value: { kind: "slash_tmp" } }, access: "write" },
-          { path: { type: "special", value: { kind: "tmpdir" } }, access: "write" },
-          { path: { type: "special", value: { kind: "project_roots", subpath: ".git" } }, access: "read", missing_path_behavior: "skip" },
-          { path: { type: "special", value: { kind: "project_roots", subpath: ".agents" } }, access: "read", missing_path_behavior: "skip" },
-          { path: { type: "special", value: { kind: "project_roots", subpath: ".codex" } }, access: "read", missing_path_behavior: "skip" },
-          { path: { type: "special", value: { kind: "project_roots", subpath: ".aws" } }, access: "read", missing_path_behavior: "skip" },
-        ],
-      },
-      network: "restricted",
-    },
-    cwd: "file://<scratch>",
-    workspaceRoots: ["file://<scratch>"],
-    windowsSandboxLevel: "disabled",
-    windowsSandboxProxySettingsMode: "reconcile",
-    useLegacyLandlock: false,
-  },
-  enforceManagedNetwork: false,
-  managedNetwork: null,
-};
-
 
 /** After upstream's prefix comes serde_json's diagnostic (what it expected, line and column): ours is JSON.parse's. */
 const PARSE_DIAGNOSTIC: Deviation = {
@@ -507,7 +444,21 @@ describeDifferential("process/signal", [
   },
   {
     name: "an unknown signal variant",
+    steps: [start("p", LONG), { request: "process/signal", params: { processId: "p", signal: "no-such-signal" } }, terminate("p"), events("p")],
+  },
+  {
+    name: "kill, a name only execmux knows",
+    // The terminate is upstream's cleanup: its result depends on whether the kill was reaped yet.
     steps: [start("p", LONG), { request: "process/signal", params: { processId: "p", signal: "kill" } }, terminate("p"), events("p")],
+    differs: {
+      why: "execmux also takes POSIX signal names and the aliases terminate, kill, hangup and quit (shared/src/signals.ts); upstream knows only interrupt",
+      assert: (upstream, execmux) => {
+        expect(observationOf(upstream, "a: process/signal #3")).toMatchObject({ error: { code: -32602, message: "unknown variant `kill`, expected `interrupt`" } });
+        expect(observationOf(execmux, "a: process/signal #3")).toMatchObject({ result: {} });
+        const { notifications } = observationOf(execmux, "a: events of p") as { notifications: { method: string; params: { exitCode?: number } }[] };
+        expect(notifications.find((event) => event.method === "process/exited")?.params.exitCode).toBe(137);
+      },
+    },
   },
   { name: "an unknown process", steps: [{ request: "process/signal", params: { processId: "nope", signal: "interrupt" } }] },
   {
@@ -533,8 +484,6 @@ describeDifferential("process/terminate", [
 
 // ---------------------------------------------------------------- filesystem
 
-const uri = (name: string) => `file://<scratch>/${name}`;
-const fs = (method: string, params: Record<string, unknown>) => ({ request: `fs/${method}`, params });
 const TREE = {
   "a.txt": "alpha",
   "dir/b.txt": "beta",
@@ -549,7 +498,7 @@ const walkOptions = (extra: Record<string, unknown> = {}) => ({ maxDepth: 8, max
 
 describeDifferential("fs/readFile", [
   { name: "a file", files: TREE, steps: [fs("readFile", { path: uri("a.txt") })] },
-  { name: "binary content", files: { "bin": "\u0000\u00ff" }, steps: [fs("readFile", { path: uri("bin") })] },
+  { name: "NUL and non-ASCII content", files: { bin: "\u0000\u00ff" }, steps: [fs("readFile", { path: uri("bin") })] },
   { name: "through a symlink, and with followSymlinks false", files: TREE, steps: [fs("readFile", { path: uri("link-to-a") }), fs("readFile", { path: uri("link-to-a"), followSymlinks: false })] },
   { name: "a missing file is -32004", steps: [fs("readFile", { path: uri("missing") })] },
   { name: "a directory", files: TREE, steps: [fs("readFile", { path: uri("dir") })] },
@@ -620,7 +569,11 @@ describeDifferential("fs/walk", [
   {
     name: "zero limits",
     files: TREE,
-    steps: [fs("walk", { path: uri(""), options: walkOptions({ maxDepth: 0 }) }), fs("walk", { path: uri(""), options: walkOptions({ maxEntries: 0 }) })],
+    steps: [
+      fs("walk", { path: uri(""), options: walkOptions({ maxDepth: 0 }) }),
+      fs("walk", { path: uri(""), options: walkOptions({ maxDirectories: 0 }) }),
+      fs("walk", { path: uri(""), options: walkOptions({ maxEntries: 0 }) }),
+    ],
   },
   {
     name: "limits over the maximums, checked before the root",
@@ -654,8 +607,6 @@ describeDifferential("fs/copy", [
   { name: "recursive is required", files: TREE, steps: [fs("copy", { sourcePath: uri("a.txt"), destinationPath: uri("x") })] },
 ]);
 
-const open = (handleId: string, name: string) => fs("open", { handleId, path: uri(name) });
-const readBlock = (handleId: string, offset: number, len: number) => fs("readBlock", { handleId, offset, len });
 const DIGITS = { "digits.txt": "0123456789" };
 
 describeDifferential("fs/open, readBlock, close", [
@@ -728,11 +679,6 @@ const HTTP_CLIENT_ERROR: Deviation = {
   why: "the text after the prefix is reqwest's error description; upstream's own test checks only the prefix",
   project: messagesCutAfter("http/request failed: "),
 };
-const http = (requestId: string, path: string, extra: Record<string, unknown> = {}) => ({
-  request: "http/request",
-  params: { method: "GET", url: `<http>${path}`, requestId, ...extra },
-});
-
 describeDifferential(
   "http/request",
   [

@@ -33,13 +33,21 @@ export function describeDifferential(family: string, cases: DifferentialCase[], 
   describe(family, () => {
     let upstream: UpstreamServer | undefined;
     let other: { url: string; close(): Promise<void> | void } | undefined;
+    let setupFailure: unknown;
     beforeAll(async () => {
-      // Fails (never skips) when the pinned upstream is not installed.
-      [upstream, other] = await Promise.all([
-        launchUpstreamExecServer(),
-        SELF_CHECK ? launchUpstreamExecServer().then((second) => ({ url: second.url, close: second.stop })) : launchTestDaemon(),
-        options.httpTarget?.start(),
-      ]);
+      try {
+        // All settle, and each is kept as soon as it is up, so afterAll stops it even when another failed.
+        const launchOther = SELF_CHECK ? launchUpstreamExecServer().then((second) => ({ url: second.url, close: second.stop })) : launchTestDaemon();
+        const launched = await Promise.allSettled([
+          launchUpstreamExecServer().then((server) => (upstream = server)),
+          launchOther.then((server) => (other = server)),
+          options.httpTarget?.start(),
+        ]);
+        for (const outcome of launched) if (outcome.status === "rejected") throw outcome.reason;
+      } catch (error) {
+        // Every case fails with it (a failed hook would only mark them skipped): a missing upstream is never quiet.
+        setupFailure = error;
+      }
     });
     afterAll(async () => {
       upstream?.stop();
@@ -47,6 +55,7 @@ export function describeDifferential(family: string, cases: DifferentialCase[], 
     });
     for (const testCase of cases) {
       it(testCase.name, async () => {
+        if (setupFailure) throw setupFailure;
         const httpOrigin = options.httpTarget?.origin;
         // One after the other, upstream first: a case that hangs on one server does not disturb the other.
         const upstreamRun = await runCase(testCase, { name: "upstream", url: upstream!.url }, httpOrigin);
@@ -73,7 +82,8 @@ function compare(testCase: DifferentialCase, upstream: Observation[], execmux: O
   }
   if (deviation.project) {
     const [expected, actual] = [deviation.project(upstream), deviation.project(execmux)];
-    expect(actual, `differs on purpose (${deviation.why}); the projection still must match`).toEqual(expected);
+    const difference = Array.isArray(expected) && Array.isArray(actual) ? firstDifference(expected as Observation[], actual as Observation[]) : "";
+    expect(actual, `differs on purpose (${deviation.why}), but the projections must match; ${difference}`).toEqual(expected);
   }
   deviation.assert?.(upstream, execmux);
 }
