@@ -187,9 +187,6 @@ function observed(outcome: Outcome<unknown>): unknown {
   return "timeout" in outcome ? "<nothing within the time limit>" : "<connection closed>";
 }
 
-
-
-
 /**
  * Whether the connection is still open after every step, and what arrived
  * that no step asked for (a reply nobody awaited, an unexpected notification).
