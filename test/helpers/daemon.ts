@@ -15,8 +15,12 @@ afterEach(async () => {
 });
 
 export async function startTestDaemon(overrides: Partial<Config> = {}): Promise<Daemon> {
-  const config = loadConfig([], {}, { listen: "ws://127.0.0.1:0", logLevel: "silent", ...overrides });
-  const daemon = await startDaemon(config);
+  const daemon = await launchTestDaemon(overrides);
   running.add(daemon);
   return daemon;
+}
+
+/** The same, but the caller closes it: for a daemon shared by a describe block (beforeAll/afterAll). */
+export function launchTestDaemon(overrides: Partial<Config> = {}): Promise<Daemon> {
+  return startDaemon(loadConfig([], {}, { listen: "ws://127.0.0.1:0", logLevel: "silent", ...overrides }));
 }

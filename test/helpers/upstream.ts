@@ -4,13 +4,12 @@
  * that needs it fails loudly when it is missing; it never skips.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach } from "vitest";
 // @ts-expect-error: a plain .mjs script without types; only its constants are used.
-import { UPSTREAM_CODEX_VERSION, upstreamBinary } from "../../scripts/ensure-upstream.mjs";
-import { scratchDirectory } from "./scratch.js";
+import { UPSTREAM_CODEX_VERSION, upstreamBinary, upstreamDir } from "../../scripts/ensure-upstream.mjs";
 
 export const upstreamVersion: string = UPSTREAM_CODEX_VERSION;
 
@@ -23,9 +22,9 @@ export function upstreamCodex(): string {
   return binary;
 }
 
-const started = new Set<ChildProcess>();
+const started = new Set<UpstreamServer>();
 afterEach(() => {
-  for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const server of started) server.stop();
   started.clear();
 });
 
@@ -33,24 +32,50 @@ export interface UpstreamServer {
   readonly url: string;
   readonly child: ChildProcess;
   readonly home: string;
+  /** Kills the server and removes its scratch HOME. */
+  stop(): void;
 }
 
-/** Starts `codex exec-server --listen ws://127.0.0.1:0` with a scratch HOME; resolves with its URL. */
+/** Starts `codex exec-server --listen ws://127.0.0.1:0` with a scratch HOME; stopped after the test. */
 export async function startUpstreamExecServer(extraArgs: string[] = []): Promise<UpstreamServer> {
-  const home = scratchDirectory("upstream-home");
+  const server = await launchUpstreamExecServer(extraArgs);
+  started.add(server);
+  return server;
+}
+
+/**
+ * The same, but the caller owns its lifetime: for a server shared by a
+ * describe block (beforeAll/afterAll), which the per-test cleanup would kill.
+ * Its working directory is its scratch HOME, which environmentInfo.cwd reports.
+ */
+export async function launchUpstreamExecServer(extraArgs: string[] = []): Promise<UpstreamServer> {
+  const binary = upstreamCodex();
+  // Not under /tmp: upstream refuses to put its helper aliases (codex-linux-sandbox, which
+  // bwrap execs) under a temporary directory, and sandboxed processes would then fail to start.
+  const home = mkdtempSync(join(dirname(upstreamDir as string), "upstream-home-"));
   mkdirSync(join(home, ".codex"), { recursive: true });
-  const child = spawn(upstreamCodex(), ["exec-server", "--listen", "ws://127.0.0.1:0", ...extraArgs], {
+  const child = spawn(binary, ["exec-server", "--listen", "ws://127.0.0.1:0", ...extraArgs], {
+    cwd: home,
     env: { ...process.env, HOME: home, CODEX_HOME: join(home, ".codex") },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  started.add(child);
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    rmSync(home, { recursive: true, force: true });
+  };
   let stderr = "";
   child.stderr!.on("data", (data: Buffer) => (stderr += data.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (line.startsWith("ws://")) resolve(line.trim());
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on("line", (line) => {
+        if (line.startsWith("ws://")) resolve(line.trim());
+      });
+      child.once("error", reject);
+      child.once("exit", (code) => reject(new Error(`upstream exec-server exited (${code}) before printing its URL: ${stderr}`)));
     });
-    child.once("exit", (code) => reject(new Error(`upstream exec-server exited (${code}) before printing its URL: ${stderr}`)));
-  });
-  return { url, child, home };
+    return { url, child, home, stop };
+  } catch (error) {
+    stop();
+    throw error;
+  }
 }

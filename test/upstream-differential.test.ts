@@ -1,0 +1,744 @@
+/**
+ * Differential conformance against the real upstream `codex exec-server`
+ * (the version scripts/ensure-upstream.mjs pins): every case runs the same
+ * wire steps against both and compares what they answered, upstream being
+ * the expected side (test/helpers/differential.ts). One describe per family:
+ *   npx vitest run test/upstream-differential.test.ts -t "fs/"
+ * DIFFERENTIAL_DUMP=<dir> writes both transcripts of every case there.
+ */
+import { expect } from "vitest";
+import {
+  CODEX_INITIALIZE,
+  describeDifferential,
+  messagesCutAfter,
+  observationOf,
+  replacingMember,
+  type Deviation,
+  type Observation,
+} from "./helpers/differential.js";
+import {
+  codexWorkspaceWriteStart,
+  ENV,
+  events,
+  fs,
+  http,
+  initialize,
+  initialized,
+  LONG,
+  open,
+  read,
+  readBlock,
+  start,
+  terminate,
+  uri,
+  write,
+} from "./helpers/exec-server-frames.js";
+import { HttpTarget } from "./helpers/http-target.js";
+
+/** After upstream's prefix comes serde_json's diagnostic (what it expected, line and column): ours is JSON.parse's. */
+const PARSE_DIAGNOSTIC: Deviation = {
+  why: "the text after upstream's prefix is serde_json's parser diagnostic; upstream's own test checks only the prefix",
+  project: messagesCutAfter("failed to parse websocket JSON-RPC message from exec-server websocket <peer>: "),
+};
+
+describeDifferential("envelope", [
+  {
+    name: "malformed JSON gets id -1 and -32600, and the socket stays usable",
+    handshake: false,
+    steps: [{ sendText: "not-json" }, { reply: -1 }, { handshake: true }, { request: "environment/status" }],
+    differs: PARSE_DIAGNOSTIC,
+  },
+  {
+    name: "a top-level array, number, string or null is not a JSON-RPC object",
+    handshake: false,
+    steps: [
+      { sendText: "[1,2]" },
+      { reply: -1 },
+      { sendText: "42" },
+      { reply: -1 },
+      { sendText: '"text"' },
+      { reply: -1 },
+      { sendText: "null" },
+      { reply: -1 },
+    ],
+  },
+  {
+    name: "a frame with only an id (no method, result or error) is a parse error",
+    steps: [{ sendText: '{"id":7}' }, { reply: -1 }],
+    differs: PARSE_DIAGNOSTIC,
+  },
+  {
+    name: "duplicate object keys are rejected",
+    handshake: false,
+    steps: [{ sendText: '{"id":1,"method":"initialize","method":"initialize","params":{"clientName":"x"}}' }, { reply: -1 }],
+    differs: PARSE_DIAGNOSTIC,
+  },
+  {
+    name: "initialize sent as a binary frame is accepted",
+    handshake: false,
+    steps: [{ sendBinary: JSON.stringify({ id: 1, method: "initialize", params: CODEX_INITIALIZE }) }, { reply: 1 }],
+  },
+  { name: "an unknown method is -32601", steps: [{ request: "foo/bar", params: {} }] },
+  { name: "an unknown method before initialize is still -32601", handshake: false, steps: [{ request: "foo/bar" }] },
+  {
+    name: "an unknown notification closes the connection",
+    steps: [{ send: { method: "foo/bar", params: {} } }, { expectClose: true }],
+  },
+  {
+    name: "initialized before initialize closes the connection",
+    handshake: false,
+    steps: [initialized, { expectClose: true }],
+  },
+  {
+    name: "a reply to a request the server never sent",
+    steps: [{ send: { id: 99, result: {} } }, { expectClose: true }],
+  },
+  { name: "a request with a string id is answered with that id", steps: [{ request: "environment/status", id: "abc" }] },
+  {
+    name: "a jsonrpc member is ignored",
+    handshake: false,
+    steps: [initialize(), initialized, { request: "environment/status", extra: { jsonrpc: "2.0" } }],
+    differs: {
+      why: 'execmux answers a client that sends "jsonrpc":"2.0" in that dialect (README, Protocol); the Codex client ignores the member',
+      project: replacingMember("jsonrpc", undefined),
+    },
+  },
+]);
+
+/** The same request in every gated family, in wire order. */
+const oneRequestPerFamily = [
+  { request: "environment/info" },
+  { request: "environment/status" },
+  { request: "process/read", params: { processId: "p" } },
+  { request: "fs/getMetadata", params: { path: "file:///" } },
+  { request: "http/request", params: { method: "GET", url: "http://127.0.0.1:1/", requestId: "r" } },
+];
+
+describeDifferential("handshake", [
+  { name: "gating messages per family before initialize", handshake: false, steps: oneRequestPerFamily },
+  {
+    name: "gating messages per family after initialize but before initialized",
+    handshake: false,
+    steps: [initialize(), ...oneRequestPerFamily, initialized, { request: "environment/status" }],
+  },
+  { name: "params that do not decode are -32602 even before initialize", handshake: false, steps: [{ request: "process/start", params: {} }] },
+  { name: "a second initialize on one connection", steps: [initialize()] },
+  { name: "initialize without clientName, or without params", handshake: false, steps: [{ request: "initialize", params: {} }, { request: "initialize" }] },
+  {
+    name: "unknown fields and a trace member are accepted",
+    handshake: false,
+    steps: [
+      initialize({ futureField: { nested: true } }),
+      initialized,
+      { request: "process/terminate", params: { processId: "nope", futureField: 1 } },
+      {
+        request: "environment/status",
+        extra: { trace: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: null } },
+      },
+    ],
+  },
+  {
+    name: "resume a detached session: the same response",
+    handshake: false,
+    steps: [
+      initialize(),
+      initialized,
+      { disconnect: "a" },
+      { connect: "b" },
+      { on: "b", ...initialize({ resumeSessionId: "<session:a>" }), retryWhileCode: -32010 },
+    ],
+  },
+  {
+    name: "resume a session another connection holds is -32010",
+    steps: [{ connect: "b" }, { on: "b", ...initialize({ resumeSessionId: "<session:a>" }) }, { on: "b", ...initialize() }],
+  },
+  {
+    name: "resume an unknown session id, then a fresh initialize works",
+    handshake: false,
+    steps: [initialize({ resumeSessionId: "00000000-0000-4000-8000-000000000000" }), initialize()],
+  },
+  {
+    name: "a resumed session keeps its processes and their output",
+    steps: [
+      start("p", "echo before; sleep 10"),
+      { notification: "process/output", where: { processId: "p" } },
+      { disconnect: "a" },
+      { connect: "b" },
+      { on: "b", handshake: true, resume: "<session:a>" },
+      { on: "b", ...read("p") },
+      { on: "b", ...terminate("p") },
+      { on: "b", ...events("p") },
+    ],
+  },
+]);
+
+const environmentInfoSteps = [initialize(), initialized, { request: "environment/info", params: null }];
+const capabilitiesOf = (transcript: Observation[]) =>
+  (observationOf(transcript, "a: environment/info #2") as { result: { capabilities: Record<string, unknown> } }).result.capabilities;
+
+describeDifferential("environment", [
+  {
+    name: "environmentInfo in initialize equals environment/info; the same fields as upstream",
+    handshake: false,
+    environmentInfo: "compare",
+    steps: environmentInfoSteps,
+    differs: {
+      why: "capabilities announce optional features a client then uses: execmux claims only those it implements",
+      project: replacingMember("capabilities", "<capabilities>"),
+      assert: (upstream, execmux) => {
+        for (const transcript of [upstream, execmux]) {
+          const fromInitialize = (observationOf(transcript, "a: initialize #1") as { result: { environmentInfo: unknown } }).result.environmentInfo;
+          expect(fromInitialize).toEqual((observationOf(transcript, "a: environment/info #2") as { result: unknown }).result);
+        }
+        const claimed = Object.entries(capabilitiesOf(execmux)).filter(([, value]) => value === true);
+        for (const [name] of claimed) expect(capabilitiesOf(upstream)[name], `execmux claims ${name}`).toBe(true);
+        for (const value of Object.values(capabilitiesOf(execmux))) expect(typeof value).toBe("boolean");
+      },
+    },
+  },
+  {
+    name: "params absent, null or {}",
+    steps: [
+      { request: "environment/info" },
+      { request: "environment/info", params: null },
+      { request: "environment/info", params: {} },
+      { request: "environment/status" },
+      { request: "environment/status", params: null },
+      { request: "environment/status", params: {} },
+    ],
+  },
+  {
+    name: "params of the wrong type, or an object with members",
+    steps: [{ request: "environment/status", params: [1] }, { request: "environment/info", params: "x" }, { request: "environment/status", params: { unknown: 1 } }],
+  },
+]);
+
+// ---------------------------------------------------------------- processes
+
+describeDifferential("process/start", [
+  {
+    name: "the exact frame a Codex agent sends in workspace-write mode",
+    steps: [{ request: "process/start", params: codexWorkspaceWriteStart }, events(codexWorkspaceWriteStart.processId)],
+  },
+  {
+    name: "the Codex frame with sandbox null runs unsandboxed",
+    steps: [{ request: "process/start", params: { ...codexWorkspaceWriteStart, sandbox: null } }, events(codexWorkspaceWriteStart.processId)],
+  },
+  {
+    name: "only the required fields",
+    steps: [
+      { request: "process/start", params: { processId: "p", argv: ["/bin/sh", "-c", "echo minimal"], cwd: "file://<scratch>", env: ENV, tty: false } },
+      events("p"),
+    ],
+  },
+  {
+    name: "enforceManagedNetwork true without a sandbox",
+    steps: [start("p", "echo fine", { enforceManagedNetwork: true, managedNetwork: { loopbackPorts: [], allowLocalBinding: false } }), events("p")],
+  },
+  {
+    name: "enforceManagedNetwork true without a sandbox or managedNetwork",
+    steps: [start("p", "echo fine", { enforceManagedNetwork: true }), events("p")],
+  },
+  { name: "empty argv", steps: [start("p", "", { argv: [] })] },
+  { name: "missing argv", steps: [{ request: "process/start", params: { processId: "p", cwd: "file://<scratch>", env: ENV, tty: false } }] },
+  { name: "missing cwd", steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], env: ENV, tty: false } }] },
+  { name: "missing env", steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], cwd: "file://<scratch>", tty: false } }] },
+  { name: "missing tty", steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], cwd: "file://<scratch>", env: ENV } }] },
+  { name: "missing processId", steps: [{ request: "process/start", params: { argv: ["/bin/true"], cwd: "file://<scratch>", env: ENV, tty: false } }] },
+  {
+    name: "a native path as cwd",
+    steps: [start("p", "pwd", { cwd: "<scratch>" }), events("p")],
+    differs: {
+      why: "execmux accepts a native absolute cwd as well as a file URI: clients of the earlier protocol (PathUri before it refused native paths) send one",
+      assert: (upstream, execmux) => {
+        expect(observationOf(upstream, "a: process/start #2")).toMatchObject({ error: { code: -32602, message: "invalid URI: relative URL without a base" } });
+        expect(observationOf(execmux, "a: process/start #2")).toMatchObject({ result: { processId: "p" } });
+        const { output } = observationOf(execmux, "a: events of p") as { output: { params: { chunk: string } }[] };
+        expect(output.map((event) => event.params.chunk)).toEqual(["text:<scratch>\n"]);
+      },
+    },
+  },
+  { name: "a cwd that does not exist", steps: [start("p", "pwd", { cwd: "file://<scratch>/missing" })] },
+  { name: "a cwd URI of another scheme", steps: [start("p", "pwd", { cwd: "http://host/x" })] },
+  { name: "a Windows cwd URI", steps: [start("p", "pwd", { cwd: "file:///C:/Windows" })] },
+  { name: "a program that does not exist", steps: [start("p", "", { argv: ["/nonexistent/program"] })] },
+  { name: "a program found on PATH", steps: [start("p", "", { argv: ["echo", "from-path"] }), events("p")] },
+  {
+    name: "a duplicate processId while the first runs",
+    steps: [start("p", LONG), start("p", "echo second"), terminate("p"), events("p")],
+  },
+  {
+    name: "a duplicate processId after the first closed",
+    steps: [start("p", "echo first"), events("p"), start("p", "echo second")],
+  },
+  {
+    name: "metadata with a threadId that is not a UUID",
+    steps: [start("p", "echo x", { metadata: { threadId: "not-a-uuid", toolCallId: "call_1" } })],
+  },
+  {
+    name: "envPolicy null gives the child exactly env",
+    steps: [start("p", "env | sort", { env: { ...ENV, ONLY_THIS: "1" } }), events("p")],
+  },
+  {
+    name: "envPolicy inherit none with set and env overlay",
+    steps: [
+      start("p", "env | sort", {
+        envPolicy: { inherit: "none", ignoreDefaultExcludes: false, exclude: [], set: { FROM_SET: "s", OVERLAID: "set" }, includeOnly: [] },
+        env: { ...ENV, OVERLAID: "env" },
+      }),
+      events("p"),
+    ],
+  },
+  {
+    name: "envPolicy missing a sub-field",
+    steps: [start("p", "true", { envPolicy: { inherit: "none" } })],
+  },
+  {
+    name: "arg0 names the program for the child",
+    steps: [start("p", "", { argv: ["/bin/sh", "-c", 'echo "$0"'], arg0: "custom-name" }), events("p")],
+  },
+  {
+    name: "tty true streams pty output",
+    steps: [start("p", "printf 'in a pty: '; test -t 1 && echo yes", { tty: true }), events("p")],
+  },
+]);
+
+describeDifferential("notifications", [
+  {
+    name: "stdout, stderr, exited with its code, closed, in seq order",
+    steps: [start("p", "printf out; sleep 0.1; printf err >&2; exit 7"), events("p")],
+  },
+  {
+    name: "exit by a signal",
+    steps: [start("p", "kill -9 $$"), events("p")],
+  },
+  {
+    name: "output after exited, before closed",
+    steps: [start("p", "(sleep 0.3; echo late) & echo early"), events("p")],
+  },
+  {
+    name: "a large output arrives whole",
+    steps: [
+      start("p", "head -c 300000 /dev/zero | tr '\\0' a; echo"),
+      events("p"),
+      { ...read("p"), mergeChunks: true },
+    ],
+  },
+]);
+
+// Cases that compare exact seqs let the child pause after its output: which of the last output and the
+// exit takes the lower seq is otherwise a race, in upstream too (DIFFERENTIAL_SELF_CHECK showed it).
+const OUTPUT_SETTLES = "sleep 0.2";
+
+describeDifferential("process/read", [
+  {
+    name: "after close: every field",
+    steps: [start("p", `printf out; ${OUTPUT_SETTLES}; exit 3`), events("p"), read("p")],
+  },
+  {
+    name: "explicit nulls for afterSeq, maxBytes and waitMs",
+    steps: [start("p", `printf out; ${OUTPUT_SETTLES}`), events("p"), read("p", { afterSeq: null, maxBytes: null, waitMs: null })],
+  },
+  {
+    name: "afterSeq skips what was seen, and past the end",
+    steps: [
+      start("p", `printf out; ${OUTPUT_SETTLES}; exit 3`),
+      events("p"),
+      read("p", { afterSeq: 1 }),
+      read("p", { afterSeq: 3 }),
+      read("p", { afterSeq: 100 }),
+    ],
+  },
+  {
+    name: "maxBytes: at least one chunk, then stop once reached; nextSeq follows the last chunk",
+    steps: [
+      start("p", `printf aaaa; ${OUTPUT_SETTLES}; printf bbbb; ${OUTPUT_SETTLES}; printf cccc; ${OUTPUT_SETTLES}`),
+      events("p"),
+      read("p", { maxBytes: 1 }),
+      read("p", { afterSeq: 1, maxBytes: 5 }),
+      read("p", { afterSeq: 3, maxBytes: 5 }),
+      read("p", { maxBytes: 0 }),
+    ],
+  },
+  {
+    name: "waitMs: a long poll returns when output arrives",
+    steps: [start("p", "sleep 0.3; printf late; sleep 10"), read("p", { waitMs: 10_000 }), terminate("p"), events("p")],
+  },
+  {
+    name: "waitMs: a long poll with nothing to say returns empty",
+    steps: [start("p", LONG), read("p", { waitMs: 100 }), terminate("p"), events("p")],
+  },
+  {
+    name: "a tty process reads as pty",
+    steps: [start("p", "printf hi", { tty: true }), events("p"), { ...read("p"), mergeChunks: true }],
+  },
+  { name: "an unknown process id", steps: [read("nope")] },
+  { name: "without processId", steps: [{ request: "process/read", params: {} }] },
+  { name: "afterSeq of the wrong type", steps: [start("p", "true"), events("p"), read("p", { afterSeq: "1" }), read("p", { afterSeq: -1 })] },
+]);
+
+describeDifferential("process/write", [
+  {
+    name: "writeId is required",
+    steps: [start("p", "head -c 6", { pipeStdin: true }), write("p", "abc"), terminate("p"), events("p")],
+  },
+  {
+    name: "a repeated writeId is accepted and written once",
+    steps: [start("p", "head -c 6", { pipeStdin: true }), write("p", "abc", "w1"), write("p", "abc", "w1"), write("p", "def", "w2"), events("p")],
+  },
+  {
+    name: "an empty writeId",
+    steps: [start("p", "head -c 6", { pipeStdin: true }), write("p", "abc", ""), terminate("p"), events("p")],
+  },
+  {
+    name: "stdinClosed without pipeStdin",
+    steps: [start("p", LONG), write("p", "abc", "w1"), terminate("p"), events("p")],
+  },
+  {
+    name: "stdinClosed when pipeStdin is omitted",
+    steps: [
+      { request: "process/start", params: { processId: "p", argv: ["/bin/sh", "-c", LONG], cwd: "file://<scratch>", env: ENV, tty: false } },
+      write("p", "abc", "w1"),
+      terminate("p"),
+      events("p"),
+    ],
+  },
+  { name: "unknownProcess", steps: [write("nope", "abc", "w1")] },
+  {
+    name: "after the process exited",
+    steps: [start("p", "true", { pipeStdin: true }), events("p"), write("p", "abc", "w1")],
+  },
+  {
+    name: "a tty echoes what is written",
+    steps: [start("p", "head -n 1", { tty: true }), write("p", "hi\n", "w1"), events("p")],
+  },
+  {
+    name: "a chunk that is not base64",
+    steps: [
+      start("p", "head -c 6", { pipeStdin: true }),
+      { request: "process/write", params: { processId: "p", chunk: "!!not base64!!", writeId: "w1" } },
+      terminate("p"),
+      events("p"),
+    ],
+  },
+]);
+
+describeDifferential("process/signal", [
+  {
+    name: "interrupt reaches a process that traps it",
+    steps: [
+      start("p", "trap 'echo trapped; exit 7' INT; echo ready; while :; do sleep 0.05; done"),
+      { notification: "process/output", where: { processId: "p" } },
+      { request: "process/signal", params: { processId: "p", signal: "interrupt" } },
+      events("p"),
+    ],
+  },
+  {
+    name: "interrupt ends a process that does not trap it",
+    steps: [
+      start("p", "echo ready; exec sleep 10"),
+      { notification: "process/output", where: { processId: "p" } },
+      { request: "process/signal", params: { processId: "p", signal: "interrupt" } },
+      events("p"),
+    ],
+  },
+  {
+    name: "an unknown signal variant",
+    steps: [start("p", LONG), { request: "process/signal", params: { processId: "p", signal: "no-such-signal" } }, terminate("p"), events("p")],
+  },
+  {
+    name: "kill, a name only execmux knows",
+    // The terminate is upstream's cleanup: its result depends on whether the kill was reaped yet.
+    steps: [start("p", LONG), { request: "process/signal", params: { processId: "p", signal: "kill" } }, terminate("p"), events("p")],
+    differs: {
+      why: "execmux also takes POSIX signal names and the aliases terminate, kill, hangup and quit (shared/src/signals.ts); upstream knows only interrupt",
+      assert: (upstream, execmux) => {
+        expect(observationOf(upstream, "a: process/signal #3")).toMatchObject({ error: { code: -32602, message: "unknown variant `kill`, expected `interrupt`" } });
+        expect(observationOf(execmux, "a: process/signal #3")).toMatchObject({ result: {} });
+        const { notifications } = observationOf(execmux, "a: events of p") as { notifications: { method: string; params: { exitCode?: number } }[] };
+        expect(notifications.find((event) => event.method === "process/exited")?.params.exitCode).toBe(137);
+      },
+    },
+  },
+  { name: "an unknown process", steps: [{ request: "process/signal", params: { processId: "nope", signal: "interrupt" } }] },
+  {
+    name: "a process that already exited",
+    steps: [start("p", "true"), events("p"), { request: "process/signal", params: { processId: "p", signal: "interrupt" } }],
+  },
+  { name: "without a signal", steps: [{ request: "process/signal", params: { processId: "nope" } }] },
+]);
+
+describeDifferential("process/terminate", [
+  {
+    name: "a running process: running true, then exited and closed",
+    steps: [start("p", LONG), terminate("p"), events("p"), read("p")],
+  },
+  {
+    name: "twice: the second finds it no longer running",
+    steps: [start("p", LONG), terminate("p"), events("p"), terminate("p")],
+  },
+  { name: "an exited process: running false", steps: [start("p", "true"), events("p"), terminate("p")] },
+  { name: "an unknown process: running false", steps: [terminate("nope")] },
+  { name: "without processId", steps: [{ request: "process/terminate", params: {} }] },
+]);
+
+// ---------------------------------------------------------------- filesystem
+
+const TREE = {
+  "a.txt": "alpha",
+  "dir/b.txt": "beta",
+  "dir/sub/c.txt": "gamma",
+  "dir/.hidden/d.txt": "delta",
+  "link-to-a": { symlink: "a.txt" },
+  "link-to-dir": { symlink: "dir" },
+  "broken-link": { symlink: "missing" },
+  fifo: { fifo: true },
+} as const;
+const walkOptions = (extra: Record<string, unknown> = {}) => ({ maxDepth: 8, maxDirectories: 100, maxEntries: 100, followDirectorySymlinks: false, ...extra });
+
+describeDifferential("fs/readFile", [
+  { name: "a file", files: TREE, steps: [fs("readFile", { path: uri("a.txt") })] },
+  { name: "NUL and non-ASCII content", files: { bin: "\u0000\u00ff" }, steps: [fs("readFile", { path: uri("bin") })] },
+  { name: "through a symlink, and with followSymlinks false", files: TREE, steps: [fs("readFile", { path: uri("link-to-a") }), fs("readFile", { path: uri("link-to-a"), followSymlinks: false })] },
+  { name: "a missing file is -32004", steps: [fs("readFile", { path: uri("missing") })] },
+  { name: "a directory", files: TREE, steps: [fs("readFile", { path: uri("dir") })] },
+  { name: "a FIFO is not a file (and no writer is awaited)", files: TREE, steps: [fs("readFile", { path: uri("fifo") })] },
+  { name: "a file over 512 MiB", files: { big: { sparseBytes: 536_870_913 } }, steps: [fs("readFile", { path: uri("big") })] },
+  { name: "sandbox null and absent", files: TREE, steps: [fs("readFile", { path: uri("a.txt"), sandbox: null })] },
+  { name: "without path", steps: [fs("readFile", {})] },
+]);
+
+describeDifferential("fs/writeFile", [
+  {
+    name: "writes and overwrites",
+    files: TREE,
+    snapshot: true,
+    steps: [
+      fs("writeFile", { path: uri("new.txt"), dataBase64: Buffer.from("fresh").toString("base64") }),
+      fs("writeFile", { path: uri("a.txt"), dataBase64: Buffer.from("replaced").toString("base64") }),
+    ],
+  },
+  { name: "a missing parent is -32004", snapshot: true, steps: [fs("writeFile", { path: uri("no/such/dir/x.txt"), dataBase64: "" })] },
+  { name: "dataBase64 that is not base64", snapshot: true, steps: [fs("writeFile", { path: uri("x.txt"), dataBase64: "!!!" })] },
+  { name: "onto a directory", files: TREE, steps: [fs("writeFile", { path: uri("dir"), dataBase64: "" })] },
+  { name: "through a symlink", files: TREE, snapshot: true, steps: [fs("writeFile", { path: uri("link-to-a"), dataBase64: Buffer.from("via link").toString("base64") })] },
+  { name: "without dataBase64", steps: [fs("writeFile", { path: uri("x.txt") })] },
+]);
+
+describeDifferential("fs/createDirectory", [
+  { name: "nested, recursive by default", snapshot: true, steps: [fs("createDirectory", { path: uri("x/y/z") })] },
+  { name: "recursive null means true", snapshot: true, steps: [fs("createDirectory", { path: uri("x/y"), recursive: null })] },
+  { name: "not recursive with a missing parent", snapshot: true, steps: [fs("createDirectory", { path: uri("x/y"), recursive: false })] },
+  { name: "an existing directory, recursive and not", files: TREE, steps: [fs("createDirectory", { path: uri("dir"), recursive: true }), fs("createDirectory", { path: uri("dir"), recursive: false })] },
+  { name: "over an existing file", files: TREE, steps: [fs("createDirectory", { path: uri("a.txt"), recursive: true })] },
+]);
+
+describeDifferential("fs/getMetadata", [
+  { name: "a file and a directory", files: TREE, steps: [fs("getMetadata", { path: uri("a.txt") }), fs("getMetadata", { path: uri("dir") })] },
+  {
+    name: "a symlink, followed and not",
+    files: TREE,
+    steps: [fs("getMetadata", { path: uri("link-to-a") }), fs("getMetadata", { path: uri("link-to-a"), followSymlinks: false }), fs("getMetadata", { path: uri("broken-link"), followSymlinks: false })],
+  },
+  { name: "a FIFO", files: TREE, steps: [fs("getMetadata", { path: uri("fifo") })] },
+  { name: "a missing path is -32004", steps: [fs("getMetadata", { path: uri("missing") }), fs("getMetadata", { path: uri("broken-link") })] },
+]);
+
+describeDifferential("fs/canonicalize", [
+  {
+    name: "symlinks and dot segments resolve",
+    files: TREE,
+    steps: [fs("canonicalize", { path: uri("link-to-dir/sub/../b.txt") }), fs("canonicalize", { path: uri("dir/./sub") })],
+  },
+  { name: "a missing path is -32004", steps: [fs("canonicalize", { path: uri("missing/x") })] },
+  { name: "a name that needs percent-encoding comes back encoded", files: { "a b#c%d?.txt": "x" }, steps: [fs("canonicalize", { path: uri("a%20b%23c%25d%3F.txt") })] },
+]);
+
+describeDifferential("fs/readDirectory", [
+  { name: "entries (compared sorted); a broken symlink is skipped", files: TREE, steps: [fs("readDirectory", { path: uri("") })] },
+  { name: "a file", files: TREE, steps: [fs("readDirectory", { path: uri("a.txt") })] },
+  { name: "a missing directory is -32004", steps: [fs("readDirectory", { path: uri("missing") })] },
+]);
+
+describeDifferential("fs/walk", [
+  { name: "a bounded tree, breadth-first and sorted", files: TREE, steps: [fs("walk", { path: uri(""), options: walkOptions() })] },
+  { name: "following directory symlinks", files: TREE, steps: [fs("walk", { path: uri("link-to-dir"), options: walkOptions({ followDirectorySymlinks: true }) }), fs("walk", { path: uri(""), options: walkOptions({ followDirectorySymlinks: true }) })] },
+  { name: "pruneHiddenDirectories lists but does not descend", files: TREE, steps: [fs("walk", { path: uri("dir"), options: walkOptions({ pruneHiddenDirectories: true }) })] },
+  { name: "maxDepth 1", files: TREE, steps: [fs("walk", { path: uri(""), options: walkOptions({ maxDepth: 1 }) })] },
+  { name: "maxEntries and maxDirectories truncate", files: TREE, steps: [fs("walk", { path: uri(""), options: walkOptions({ maxEntries: 2 }) }), fs("walk", { path: uri(""), options: walkOptions({ maxDirectories: 1 }) })] },
+  {
+    name: "zero limits",
+    files: TREE,
+    steps: [
+      fs("walk", { path: uri(""), options: walkOptions({ maxDepth: 0 }) }),
+      fs("walk", { path: uri(""), options: walkOptions({ maxDirectories: 0 }) }),
+      fs("walk", { path: uri(""), options: walkOptions({ maxEntries: 0 }) }),
+    ],
+  },
+  {
+    name: "limits over the maximums, checked before the root",
+    steps: [
+      fs("walk", { path: uri("missing"), options: walkOptions({ maxDepth: 65 }) }),
+      fs("walk", { path: uri("missing"), options: walkOptions({ maxDirectories: 10_001 }) }),
+      fs("walk", { path: uri("missing"), options: walkOptions({ maxEntries: 50_001 }) }),
+    ],
+  },
+  { name: "a missing root is -32004", steps: [fs("walk", { path: uri("missing"), options: walkOptions() })] },
+  { name: "a root that is a file", files: TREE, steps: [fs("walk", { path: uri("a.txt"), options: walkOptions() })] },
+  { name: "without options", files: TREE, steps: [fs("walk", { path: uri("") })] },
+]);
+
+describeDifferential("fs/remove", [
+  { name: "a file", files: TREE, snapshot: true, steps: [fs("remove", { path: uri("a.txt") })] },
+  { name: "a directory, recursive by default", files: TREE, snapshot: true, steps: [fs("remove", { path: uri("dir") })] },
+  { name: "a non-empty directory, not recursive", files: TREE, snapshot: true, steps: [fs("remove", { path: uri("dir"), recursive: false })] },
+  { name: "a symlink removes the link, not the target", files: TREE, snapshot: true, steps: [fs("remove", { path: uri("link-to-dir") })] },
+  { name: "a missing path: fine with force (the default), -32004 without", steps: [fs("remove", { path: uri("missing") }), fs("remove", { path: uri("missing"), force: false })] },
+]);
+
+describeDifferential("fs/copy", [
+  { name: "a file", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("a.txt"), destinationPath: uri("copy.txt"), recursive: false })] },
+  { name: "a directory, recursively", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("dir"), destinationPath: uri("copy"), recursive: true })] },
+  { name: "a directory without recursive", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("dir"), destinationPath: uri("copy"), recursive: false })] },
+  { name: "a directory into its own descendant", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("dir"), destinationPath: uri("dir/sub/copy"), recursive: true }), fs("copy", { sourcePath: uri("dir"), destinationPath: uri("dir"), recursive: true })] },
+  { name: "a symlink is copied as a symlink", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("link-to-a"), destinationPath: uri("link-copy"), recursive: false })] },
+  { name: "a FIFO is not copied", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("fifo"), destinationPath: uri("fifo-copy"), recursive: false })] },
+  { name: "a missing source is -32004", steps: [fs("copy", { sourcePath: uri("missing"), destinationPath: uri("x"), recursive: false })] },
+  { name: "recursive is required", files: TREE, steps: [fs("copy", { sourcePath: uri("a.txt"), destinationPath: uri("x") })] },
+]);
+
+const DIGITS = { "digits.txt": "0123456789" };
+
+describeDifferential("fs/open, readBlock, close", [
+  {
+    name: "non-sequential offsets and lengths; EOF does not close",
+    files: DIGITS,
+    steps: [open("h", "digits.txt"), readBlock("h", 6, 3), readBlock("h", 1, 2), readBlock("h", 8, 4), readBlock("h", 0, 2), readBlock("h", 20, 1), fs("close", { handleId: "h" })],
+  },
+  {
+    name: "a stream that ends on an exact block boundary",
+    files: { "four.txt": "abcd" },
+    steps: [open("h", "four.txt"), readBlock("h", 0, 4), readBlock("h", 4, 4), fs("close", { handleId: "h" })],
+  },
+  {
+    name: "close is idempotent; a closed handle is unknown (-32004)",
+    files: DIGITS,
+    steps: [open("h", "digits.txt"), fs("close", { handleId: "h" }), fs("close", { handleId: "h" }), readBlock("h", 0, 1), fs("close", { handleId: "never-opened" })],
+  },
+  {
+    name: "len limits",
+    files: DIGITS,
+    steps: [open("h", "digits.txt"), readBlock("h", 0, 0), readBlock("h", 0, 1_048_577), readBlock("h", 0, 1_048_576), fs("close", { handleId: "h" })],
+  },
+  {
+    name: "handle ids: over 32 bytes, exactly 32, a duplicate",
+    files: DIGITS,
+    steps: [open("h".repeat(33), "digits.txt"), open("h".repeat(32), "digits.txt"), open("h".repeat(32), "digits.txt"), fs("close", { handleId: "h".repeat(33) })],
+  },
+  { name: "a FIFO is not a file", files: TREE, steps: [open("h", "fifo")] },
+  { name: "a directory", files: TREE, steps: [open("h", "dir")] },
+  { name: "a missing file is -32004", steps: [open("h", "missing")] },
+  {
+    name: "at most 128 open per connection; close frees one",
+    files: DIGITS,
+    steps: [
+      ...Array.from({ length: 128 }, (_, index) => open(`h${index}`, "digits.txt")),
+      open("one-too-many", "digits.txt"),
+      fs("close", { handleId: "h0" }),
+      open("one-too-many", "digits.txt"),
+    ],
+  },
+  {
+    name: "the open file is read after its path is replaced",
+    files: DIGITS,
+    steps: [open("h", "digits.txt"), fs("remove", { path: uri("digits.txt") }), fs("writeFile", { path: uri("digits.txt"), dataBase64: Buffer.from("replaced").toString("base64") }), readBlock("h", 0, 10)],
+  },
+  { name: "an unknown handle is -32004", steps: [readBlock("nope", 0, 1)] },
+]);
+
+describeDifferential("path URIs", [
+  { name: "another scheme", steps: [fs("getMetadata", { path: "http://example.com/x" })] },
+  { name: "a query", steps: [fs("getMetadata", { path: "file:///tmp?x=1" })] },
+  { name: "a fragment", steps: [fs("getMetadata", { path: "file:///tmp#part" })] },
+  { name: "credentials", steps: [fs("getMetadata", { path: "file://user:secret@localhost/tmp" })] },
+  { name: "a port", steps: [fs("getMetadata", { path: "file://localhost:8080/tmp" })] },
+  { name: "file://localhost is the local host", files: TREE, steps: [fs("readFile", { path: "file://localhost<scratch>/a.txt" }), fs("canonicalize", { path: "file://localhost<scratch>/a.txt" })] },
+  { name: "another host is a UNC path, not valid here", steps: [fs("getMetadata", { path: "file://server/share/x" })] },
+  { name: "percent-decoding", files: { "a b#c.txt": "spaced" }, steps: [fs("readFile", { path: uri("a%20b%23c.txt") }), fs("readFile", { path: uri("a b%23c.txt") })] },
+  { name: "an encoded NUL", steps: [fs("getMetadata", { path: uri("a%00b") })] },
+  { name: "a native absolute path", steps: [fs("getMetadata", { path: "/tmp" })] },
+  { name: "a relative path", steps: [fs("getMetadata", { path: "tmp/x" }), fs("getMetadata", { path: "file:tmp" })] },
+  { name: "a Windows path", steps: [fs("getMetadata", { path: "file:///C:/Windows" })] },
+]);
+
+// ---------------------------------------------------------------- http
+
+const httpTarget = new HttpTarget();
+/** After `http/request failed: ` comes reqwest's description of the failure. */
+const HTTP_CLIENT_ERROR: Deviation = {
+  why:
+    "the text after the prefix is reqwest's error description, which upstream's own test leaves unchecked and which varies " +
+    "between runs of upstream itself (the same timeout read `route-aware request timed out` or `error sending request for url (…)`)",
+  project: messagesCutAfter("http/request failed: "),
+};
+describeDifferential(
+  "http/request",
+  [
+    { name: "a buffered GET", steps: [http("r", "/hello")] },
+    {
+      name: "POST with a body and repeated headers, in order",
+      steps: [
+        http("r", "/echo", {
+          method: "POST",
+          headers: [
+            { name: "x-one", value: "1" },
+            { name: "x-repeated", value: "a" },
+            { name: "x-repeated", value: "b" },
+            { name: "content-type", value: "text/plain" },
+          ],
+          bodyBase64: Buffer.from("the body").toString("base64"),
+        }),
+      ],
+    },
+    { name: "a 404 is a result, not an error", steps: [http("r", "/missing")] },
+    { name: "a 204 with no body", steps: [http("r", "/empty")] },
+    { name: "redirects are followed by default", steps: [http("r", "/redirect")] },
+    { name: "redirectPolicy stop returns the 302", steps: [http("r", "/redirect", { redirectPolicy: "stop" })] },
+    { name: "timeoutMs null and absent mean no timeout", steps: [http("r", "/hello", { timeoutMs: null })] },
+    { name: "a response slower than timeoutMs is -32603", steps: [http("r", "/hang", { timeoutMs: 50 })], differs: HTTP_CLIENT_ERROR },
+    {
+      name: "a refused connection is -32603",
+      steps: [{ request: "http/request", params: { method: "GET", url: "http://127.0.0.1:1/", requestId: "r" } }],
+      differs: HTTP_CLIENT_ERROR,
+    },
+    {
+      name: "streamed: the response first, then contiguous deltas, then done",
+      steps: [http("r", "/stream", { streamResponse: true }), { httpBody: "r", replyId: 2 }],
+    },
+    {
+      name: "streamed with an empty body",
+      steps: [http("r", "/empty", { streamResponse: true }), { httpBody: "r", replyId: 2 }],
+    },
+    {
+      name: "a stream requestId is reserved until its done frame",
+      steps: [
+        http("r", "/hold/reserved", { streamResponse: true }),
+        http("r", "/hello", { streamResponse: true }),
+        http("r", "/hello"),
+        http("other", "/release/reserved"),
+        { httpBody: "r", replyId: 2 },
+        http("r", "/hello", { streamResponse: true }),
+        { httpBody: "r", replyId: 6 },
+      ],
+    },
+    { name: "a scheme other than http(s)", steps: [{ request: "http/request", params: { method: "GET", url: "ftp://127.0.0.1/x", requestId: "r" } }] },
+    { name: "a URL that does not parse", steps: [{ request: "http/request", params: { method: "GET", url: "not a url", requestId: "r" } }] },
+    { name: "a method that is not a token", steps: [http("r", "/hello", { method: "GE T" })] },
+    { name: "a header name that is not a token", steps: [http("r", "/hello", { headers: [{ name: "bad name", value: "x" }] })] },
+    { name: "a header value with a newline", steps: [http("r", "/hello", { headers: [{ name: "x-bad", value: "a\nb" }] })] },
+    { name: "bodyBase64 that is not base64", steps: [http("r", "/echo", { method: "POST", bodyBase64: "!!!" })] },
+    { name: "without requestId", steps: [{ request: "http/request", params: { method: "GET", url: "<http>/hello" } }] },
+    { name: "an unknown redirectPolicy", steps: [http("r", "/hello", { redirectPolicy: "sometimes" })] },
+  ],
+  { httpTarget },
+);
