@@ -30,9 +30,13 @@ describe("signals", () => {
     expect(client.output("s")).toBe("ready\ngot-usr1\ngot-int\n");
 
     const unknown = await client.request("process/signal", { processId: "s", signal: "SIGNOPE" });
-    expect(unknown.error).toMatchObject({ code: ErrorCode.InvalidParams, message: "unknown signal SIGNOPE" });
-    const missing = await client.request("process/signal", { processId: "ghost", signal: "interrupt" });
-    expect(missing.error).toMatchObject({ code: ErrorCode.InvalidRequest, message: "unknown process id ghost" });
+    expect(unknown.error).toMatchObject({ code: ErrorCode.InvalidParams, message: "unknown variant `SIGNOPE`, expected `interrupt`" });
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      const inherited = await client.request("process/signal", { processId: "s", signal: name });
+      expect(inherited.error?.code).toBe(ErrorCode.InvalidParams);
+    }
+    // As upstream: a signal to nowhere is not an error.
+    expect(await client.call("process/signal", { processId: "ghost", signal: "interrupt" })).toEqual({});
   });
 
   it("reports death by signal as 128 + signo and names the signal in process/list", async () => {

@@ -120,7 +120,7 @@ describe("requests in flight when the socket drops", () => {
     proxy.cutInsteadOfReply('"result":{"status":"accepted"}');
     expect(await cat.write("exactly-once\n")).toBe("accepted");
 
-    proxy.cutInsteadOfReply('"result":{"processId":"lost-reply"}');
+    proxy.cutInsteadOfReply('"result":{"processId":"lost-reply"');
     const start = await client.start({ processId: "lost-reply", argv: ["sleep", "60"] }).catch((error: unknown) => error);
     expect(start).toBeInstanceOf(DisconnectedError);
 

@@ -8,7 +8,7 @@ import type { ErrorObject } from "ajv";
 
 function describeValue(value: unknown): string {
   if (value === null) return "null";
-  if (Array.isArray(value)) return "a sequence";
+  if (Array.isArray(value)) return "sequence";
   switch (typeof value) {
     case "string":
       return `string ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}`;
@@ -17,7 +17,7 @@ function describeValue(value: unknown): string {
     case "boolean":
       return `boolean \`${value}\``;
     case "object":
-      return "a map";
+      return "map";
     default:
       return typeof value;
   }

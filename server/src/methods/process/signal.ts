@@ -8,7 +8,8 @@ export function processSignal(
   { session, connection }: ProcessContext,
 ): ResultOf<"process/signal"> {
   const signal = resolveSignalName(params.signal);
-  if (!signal) throw invalidParams(`unknown signal ${params.signal}`);
+  // Upstream's only variant is `interrupt`; the POSIX names are execmux's extension.
+  if (!signal) throw invalidParams(`unknown variant \`${params.signal}\`, expected \`interrupt\``);
   const process = session.find(params.processId);
   if (!process) return {};
   process.signal(signal);
