@@ -143,7 +143,8 @@ describe("process lifecycle", () => {
     const read = await client.call("process/read", { processId: "late", afterSeq: 0 });
     expect(read).toEqual({
       chunks: [{ seq: 2, stream: "stdout", chunk: b64("late\n") }],
-      nextSeq: 3,
+      // Without maxBytes, upstream's nextSeq is the process's next seq: after the close.
+      nextSeq: 4,
       exited: true,
       exitCode: 0,
       closed: true,
@@ -164,7 +165,8 @@ describe("process lifecycle", () => {
 
     const all = await client.call<{ chunks: { seq: number; chunk: string }[]; nextSeq: number }>("process/read", { processId: "r" });
     expect(all.chunks.map((chunk) => [chunk.seq, unb64(chunk.chunk)])).toEqual([[1, "a"], [2, "bb"], [3, "ccc"]]);
-    expect(all.nextSeq).toBe(4);
+    // Without maxBytes: the next seq the process would assign, after exit (4) and close (5).
+    expect(all.nextSeq).toBe(6);
 
     // The first chunk is always returned even when it alone is over maxBytes.
     const page = await client.call<{ chunks: { seq: number }[]; nextSeq: number }>("process/read", { processId: "r", afterSeq: 1, maxBytes: 1 });
