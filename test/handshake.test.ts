@@ -28,7 +28,7 @@ describe("handshake", () => {
 
     client.send({ method: "initialized", params: {} });
     const started = await client.request("process/start", startParams);
-    expect(started.result).toEqual({ processId: "p" });
+    expect(started.result).toEqual({ processId: "p", sandboxType: "none" });
   });
 
   it("allows one initialize per connection", async () => {

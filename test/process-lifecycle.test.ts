@@ -25,7 +25,7 @@ describe("process lifecycle", () => {
       pipeStdin: false,
       arg0: null,
     });
-    expect(started).toEqual({ processId: "proc-1" });
+    expect(started).toEqual({ processId: "proc-1", sandboxType: "none" });
     const ready = await client.next((message) => message.method === "process/output");
     expect(ready.params).toMatchObject({ processId: "proc-1", seq: 1, stream: "pty" });
     expect(unb64(ready.params?.chunk)).toBe("ready\r\n");
@@ -148,6 +148,7 @@ describe("process lifecycle", () => {
       exitCode: 0,
       closed: true,
       failure: null,
+      sandboxDenied: false,
     });
   });
 
@@ -183,7 +184,7 @@ describe("process lifecycle", () => {
       const reply = await client.request("process/read", { processId: "gone" });
       expect(reply.error).toMatchObject({ code: ErrorCode.InvalidRequest, message: "unknown process id gone" });
     });
-    expect(await start(client, "gone", ["true"])).toEqual({ processId: "gone" });
+    expect(await start(client, "gone", ["true"])).toEqual({ processId: "gone", sandboxType: "none" });
   });
 
   it("long-polls a read without delaying other requests on the same socket", async () => {

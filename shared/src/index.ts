@@ -4,3 +4,5 @@ export * from "./methods.js";
 export * from "./schemas.js";
 export * from "./signals.js";
 export * from "./binary-frame.js";
+export * from "./sandbox-schemas.js";
+export * from "./sandbox-profiles.js";

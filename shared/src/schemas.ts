@@ -7,6 +7,7 @@
  * serialize `None` as `null`.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { FileSystemSandboxContextSchema } from "./sandbox-schemas.js";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Opt = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
@@ -94,13 +95,27 @@ export const StartParamsSchema = Type.Object(
     tty: Opt(Type.Boolean()),
     pipeStdin: Opt(Type.Boolean()),
     arg0: Opt(NoNulString({ maxLength: 4096 })),
+    /** The permission profile to confine the process to; refused (-32602) when it cannot be enforced. */
+    sandbox: Opt(FileSystemSandboxContextSchema),
+    /** Fail closed on the network even where the profile allows it (upstream's managed network). */
+    enforceManagedNetwork: Opt(Type.Boolean()),
+    /** A proxy policy the client already put into `env`; its presence is all the sandbox looks at. */
+    managedNetwork: Opt(Type.Object({})),
     /** Extension: initial PTY size (upstream is fixed at 80x24). */
     cols: Opt(TerminalDimension),
     rows: Opt(TerminalDimension),
   },
   { additionalProperties: false },
 );
-export const StartResultSchema = Type.Object({ processId: ProcessIdSchema });
+/** Which OS sandbox confines the process: upstream's enum; execmux runs without one or with bubblewrap. */
+export const SandboxTypeSchema = Type.Union([
+  Type.Literal("none"),
+  Type.Literal("macosSeatbelt"),
+  Type.Literal("linuxSeccomp"),
+  Type.Literal("windowsRestrictedToken"),
+  Type.Literal("windowsMxc"),
+]);
+export const StartResultSchema = Type.Object({ processId: ProcessIdSchema, sandboxType: SandboxTypeSchema });
 
 // ---------------------------------------------------------------- process/read
 
@@ -146,6 +161,8 @@ export const ReadResultSchema = Type.Object({
   exitCode: Nullable(Type.Integer()),
   closed: Type.Boolean(),
   failure: Nullable(Type.String()),
+  /** Upstream's guess that a sandbox stopped the process (always false without one). */
+  sandboxDenied: Type.Boolean(),
   gap: Type.Optional(OutputGapSchema),
 });
 
@@ -237,6 +254,7 @@ export const ExitedNotificationSchema = Type.Object({
   processId: ProcessIdSchema,
   seq: Seq,
   exitCode: Type.Integer(),
+  sandboxDenied: Type.Boolean(),
 });
 export const ClosedNotificationSchema = Type.Object({
   processId: ProcessIdSchema,

@@ -48,6 +48,7 @@ async function readUntilChange(
         exitCode: process.exitCode,
         closed: process.closed,
         failure: null,
+        sandboxDenied: process.sandboxDenied,
         ...(gap ? { gap } : {}),
       };
     }

@@ -7,6 +7,8 @@ import { resolveExecutable } from "../process/resolve-executable.js";
 import { spawnPipe } from "../process/spawn-pipe.js";
 import { spawnPty } from "../process/spawn-pty.js";
 import { internalError, invalidParams, limitExceeded } from "../rpc/rpc-error.js";
+import { daemonHiddenPaths } from "../sandbox/hidden-paths.js";
+import { prepareProcessSandbox } from "../sandbox/index.js";
 import type { ProcessContext } from "./context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -29,23 +31,38 @@ export async function processStart(
     throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
   }
 
+  const sandbox = params.sandbox
+    ? await prepareProcessSandbox(params.sandbox, {
+        processCwd: cwd,
+        hiddenPaths: daemonHiddenPaths(config, connection.deps.spawner),
+        enforceManagedNetwork: params.enforceManagedNetwork ?? false,
+        managedNetwork: params.managedNetwork != null,
+      })
+    : undefined;
+
   session.reserve(params.processId);
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs },
+    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs, sandboxed: sandbox?.wrap !== undefined },
     session.onProcessEvent,
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);
     const arg0 = params.arg0 ?? undefined;
+    // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
+    const wrapped = sandbox?.wrap?.(params.argv, arg0);
     const spec: SpawnSpec = {
-      // A PTY child is exec'd by name (execvp, by forkpty), which keeps argv[0]
-      // as the client wrote it; everywhere else the path found above is
-      // exec'd with argv[0] set explicitly.
-      file: tty && arg0 === undefined ? program : resolved,
-      args,
-      arg0: arg0 ?? (tty ? undefined : program),
+      ...(wrapped
+        ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
+        : {
+            // A PTY child is exec'd by name (execvp, by forkpty), which keeps argv[0]
+            // as the client wrote it; everywhere else the path found above is
+            // exec'd with argv[0] set explicitly.
+            file: tty && arg0 === undefined ? program : resolved,
+            args,
+            arg0: arg0 ?? (tty ? undefined : program),
+          }),
       cwd,
       env,
       pipeStdin: params.pipeStdin ?? false,
@@ -59,11 +76,11 @@ export async function processStart(
     managed.attach(child);
     session.commit(managed);
     afterReply(() => managed.announce());
-    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");
+    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
     session.release(params.processId);
     if (error instanceof SpawnError) throw internalError(`failed to start ${program}: ${error.message}`);
     throw error;
   }
-  return { processId: params.processId };
+  return { processId: params.processId, sandboxType: sandbox?.sandboxType ?? "none" };
 }

@@ -208,7 +208,7 @@ export class Connection implements SessionSink {
       case "exited":
         this.outbound.sendProcessFrame(
           process,
-          encodeNotification("process/exited", { processId, seq: event.seq, exitCode: event.exitCode }, this.jsonrpc),
+          encodeNotification("process/exited", { processId, seq: event.seq, exitCode: event.exitCode, sandboxDenied: process.sandboxDenied }, this.jsonrpc),
           0,
         );
         break;
