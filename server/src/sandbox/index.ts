@@ -15,6 +15,8 @@ import type { SandboxPolicy } from "./policy.js";
 import { resolvePolicy } from "./resolve-policy.js";
 
 export { isLikelySandboxDenied } from "./sandbox-denied.js";
+export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
+export { daemonHiddenPaths } from "./hidden-paths.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 export type { SandboxPolicy } from "./policy.js";
 
