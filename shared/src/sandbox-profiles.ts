@@ -33,9 +33,9 @@ function entriesFor(mode: SandboxMode): FileSystemSandboxEntry[] {
   ];
 }
 
-/** The `sandbox` of process/start for `mode`, with the project at `projectPath` (native, absolute). */
-export function codexSandbox(mode: SandboxMode, projectPath: string): FileSystemSandboxContext {
-  const project = pathToFileUri(projectPath);
+/** The `sandbox` of process/start for `mode`, with the project at `project` (a native absolute path or a `file:` URI). */
+export function codexSandbox(mode: SandboxMode, project: string): FileSystemSandboxContext {
+  if (!project.startsWith("file:")) project = pathToFileUri(project);
   return {
     permissions: { type: "managed", file_system: { type: "restricted", entries: entriesFor(mode) }, network: "restricted" },
     cwd: project,

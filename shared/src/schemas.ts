@@ -271,6 +271,7 @@ export type InitializeParams = Static<typeof InitializeParamsSchema>;
 export type InitializeResult = Static<typeof InitializeResultSchema>;
 export type EnvPolicy = Static<typeof EnvPolicySchema>;
 export type StartParams = Static<typeof StartParamsSchema>;
+export type SandboxType = Static<typeof SandboxTypeSchema>;
 export type StartResult = Static<typeof StartResultSchema>;
 export type ReadParams = Static<typeof ReadParamsSchema>;
 export type OutputChunk = Static<typeof OutputChunkSchema>;

@@ -5,7 +5,7 @@
  * restricts), run the operation through confined-fs.ts.
  */
 import { realpathSync } from "node:fs";
-import type { FileSystemSandboxContext, WireFileSystemSandboxContext } from "@execmux/shared";
+import type { FileSystemSandboxContext, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
 import { invalidParams } from "../rpc/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
@@ -20,8 +20,8 @@ export { daemonHiddenPaths } from "./hidden-paths.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 export type { SandboxPolicy } from "./policy.js";
 
-/** Upstream's `sandboxType` for a Linux sandbox (it uses bubblewrap and seccomp; execmux uses bubblewrap). */
-export type SandboxType = "none" | "linuxSeccomp";
+/** The `sandboxType` values a Linux executor reports: upstream's for bubblewrap (which it pairs with seccomp). */
+export type SandboxType = Extract<SharedSandboxType, "none" | "linuxSeccomp">;
 
 export interface SandboxOptions {
   /** Daemon files no sandboxed process may see (its token file, TLS key, FIFOs). */
