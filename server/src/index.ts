@@ -6,6 +6,7 @@ export {
   prepareProcessSandbox,
   runConfined,
   sandboxAvailability,
+  sandboxSupport,
   ConfinedCallError,
   type PreparedFsSandbox,
   type PreparedProcessSandbox,

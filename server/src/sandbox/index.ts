@@ -5,7 +5,7 @@
  * restricts), run the operation through confined-fs.ts.
  */
 import { realpathSync } from "node:fs";
-import type { FileSystemSandboxContext, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
+import type { FileSystemSandboxContext, SandboxSupport, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
 import { invalidParams } from "../rpc/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
@@ -40,6 +40,12 @@ export interface PreparedProcessSandbox {
   readonly policy: SandboxPolicy;
   /** What to spawn instead of `argv` (with `arg0`); undefined when the profile restricts nothing. */
   readonly wrap: ((argv: readonly string[], arg0?: string) => Command) | undefined;
+}
+
+/** What `environment/info` says about sandboxing here (the SandboxSupport extension). */
+export async function sandboxSupport(): Promise<SandboxSupport> {
+  const availability = await sandboxAvailability();
+  return availability.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: availability.reason };
 }
 
 /** Refuses (-32602) when no sandbox can run here, saying which prerequisite is missing. */
