@@ -34,6 +34,7 @@ describe("sandbox from the clients", () => {
     expect(decode(output)).toContain("Read-only file system");
     expect(readFileSync(join(root, "inside.txt"), "utf8")).toBe("in\n");
     expect(readdirSync(outside)).toEqual([]);
+    await expect(client.start({ argv: ["true"], sandbox: "workspace-write" })).rejects.toThrow('sandbox "workspace-write" needs a cwd');
   });
 
   it("CLI: execmux exec --sandbox read-only refuses writes even to /tmp", async () => {

@@ -79,7 +79,8 @@ export interface StartOptions {
   rows?: number;
   /**
    * Confine the process as Codex does: "read-only", "workspace-write" (the
-   * cwd is the project it may write), or a full sandbox context. The daemon
+   * cwd, which must be given, is the project it may write), or a full
+   * sandbox context. The daemon
    * refuses (-32602) what it cannot enforce rather than run it weaker.
    */
   sandbox?: SandboxMode | FileSystemSandboxContext;
@@ -213,6 +214,10 @@ export class ExecmuxClient {
     if (options.cols !== undefined) params.cols = options.cols;
     if (options.rows !== undefined) params.rows = options.rows;
     if (options.sandbox !== undefined) {
+      // Without a cwd the project would be "/", and the whole disk writable.
+      if (options.sandbox === "workspace-write" && options.cwd === undefined) {
+        throw new ExecmuxError('sandbox "workspace-write" needs a cwd: the project the process may write');
+      }
       params.sandbox = typeof options.sandbox === "string" ? codexSandbox(options.sandbox, params.cwd) : options.sandbox;
     }
 
