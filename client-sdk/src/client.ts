@@ -6,7 +6,10 @@
  * exactly once and in order across any number of reconnects.
  */
 import {
+  codexSandbox,
   ErrorCode,
+  type FileSystemSandboxContext,
+  type SandboxMode,
   type EnvPolicy,
   type GapNotification,
   type OutputStream,
@@ -74,6 +77,13 @@ export interface StartOptions {
   arg0?: string;
   cols?: number;
   rows?: number;
+  /**
+   * Confine the process as Codex does: "read-only", "workspace-write" (the
+   * cwd, which must be given, is the project it may write), or a full
+   * sandbox context. The daemon
+   * refuses (-32602) what it cannot enforce rather than run it weaker.
+   */
+  sandbox?: SandboxMode | FileSystemSandboxContext;
 }
 
 export type GapEvent = GapNotification;
@@ -203,12 +213,19 @@ export class ExecmuxClient {
     if (options.arg0 !== undefined) params.arg0 = options.arg0;
     if (options.cols !== undefined) params.cols = options.cols;
     if (options.rows !== undefined) params.rows = options.rows;
+    if (options.sandbox !== undefined) {
+      // Without a cwd the project would be "/", and the whole disk writable.
+      if (options.sandbox === "workspace-write" && options.cwd === undefined) {
+        throw new ExecmuxError('sandbox "workspace-write" needs a cwd: the project the process may write');
+      }
+      params.sandbox = typeof options.sandbox === "string" ? codexSandbox(options.sandbox, params.cwd) : options.sandbox;
+    }
 
     // Registered before the request so no notification can find it missing.
     const handle = new ProcessHandle(processId, params.tty ?? false, this);
     this.handles.set(processId, handle);
     try {
-      await this.request("process/start", params);
+      handle.sandboxType = (await this.request("process/start", params)).sandboxType;
       handle.started = true;
     } catch (error) {
       if (this.handles.get(processId) === handle) this.handles.delete(processId);

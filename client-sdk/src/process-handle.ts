@@ -3,7 +3,7 @@
  * each chunk exactly once, then its exit code. Notifications with a seq the
  * handle already delivered are dropped, so replays after a resume are safe.
  */
-import type { GapNotification, OutputStream, SignalName, WriteStatus } from "@execmux/shared";
+import type { GapNotification, OutputStream, SandboxType, SignalName, WriteStatus } from "@execmux/shared";
 import { encodeBase64, toBytes } from "./base64.js";
 import { Emitter } from "./emitter.js";
 import { ExecmuxError } from "./errors.js";
@@ -36,6 +36,8 @@ export class ProcessHandle {
   private listening = 0;
   /** @internal The daemon confirmed the start. */
   started = false;
+  /** What confines the process ("none" without a sandbox), once started. */
+  sandboxType: SandboxType = "none";
   private readonly backlog: OutputEvent[] = [];
   private backlogBytes = 0;
 

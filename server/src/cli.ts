@@ -12,8 +12,10 @@ import { psCommand } from "./commands/ps.js";
 
 const USAGE = `Usage:
   execmux serve [options]                 run the daemon (options below)
-  execmux exec [--tty] [--cwd DIR] [-e K=V]... [--detach] -- CMD ARGS...
-                                          run a command remotely, exit with its code
+  execmux exec [--tty] [--cwd DIR] [-e K=V]... [--detach] [--sandbox MODE] -- CMD ARGS...
+                                          run a command remotely, exit with its code;
+                                          --sandbox read-only|workspace-write confines it
+                                          as Codex does (workspace-write: --cwd is the project)
   execmux ps --session ID                 list a session's processes
   execmux attach --session ID PROCESS     replay and follow a process (Ctrl-] detaches)
   execmux mcp [--cwd DIR]                 MCP server on stdio: exec_command, write_stdin

@@ -5,3 +5,5 @@ export * from "./schemas/index.js";
 export * from "./signals.js";
 export * from "./binary-frame.js";
 export * from "./path-uri.js";
+export * from "./sandbox-schemas.js";
+export * from "./sandbox-profiles.js";

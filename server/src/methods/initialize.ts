@@ -7,20 +7,23 @@ import { environmentInfo } from "./environment/environment-info.js";
  * intact). Extensions: `takeover` evicts a stale connection that still holds
  * the session; `cursors` replays what the client missed right after the reply.
  */
-export function initialize(
+export async function initialize(
   params: ParamsOf<"initialize">,
   { connection, jsonrpc, afterReply }: HandlerContext,
-): ResultOf<"initialize"> {
+): Promise<ResultOf<"initialize">> {
   connection.beginInitialize(jsonrpc);
   const { registry, log } = connection.deps;
   try {
+    // Awaited before the session is bound: from then on to the reply nothing
+    // may wait, or a live event could reach the client ahead of the reply.
+    const info = await environmentInfo();
     const session = params.resumeSessionId
       ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
       : registry.create(connection);
     connection.bindSession(session);
     const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");
-    const result: ResultOf<"initialize"> = { sessionId: session.id, environmentInfo: environmentInfo(), ...windows };
+    const result: ResultOf<"initialize"> = { sessionId: session.id, environmentInfo: info, ...windows };
     const cursors = params.cursors;
     if (!params.resumeSessionId || !cursors) return result;
     afterReply(() => connection.replay(session, cursors));

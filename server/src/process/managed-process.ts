@@ -10,6 +10,7 @@ import { OutputCoalescer } from "./output-coalescer.js";
 import { OutputLog } from "./output-log.js";
 import { releaseSlab, retainSlab } from "./slab-pool.js";
 import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
+import { isLikelySandboxDenied } from "../sandbox/sandbox-denied.js";
 
 export type ProcessEvent =
   | { readonly kind: "output"; readonly seq: number; readonly stream: OutputStream; readonly data: Buffer }
@@ -19,6 +20,8 @@ export type ProcessEvent =
 export interface ProcessOptions {
   readonly retainedBytes: number;
   readonly killGraceMs: number;
+  /** Runs in a sandbox: its exit is judged for `sandboxDenied`. */
+  readonly sandboxed?: boolean;
 }
 
 /**
@@ -54,8 +57,8 @@ export class ManagedProcess {
   /** Who wants the output paused (flow control); the child reads only when nobody does. */
   private readonly pausedBy = new Set<object>();
   private chunkLimit: number | undefined;
-  /** Upstream's `sandboxDenied`: whether a sandbox refused the process something. No sandbox, never. */
-  readonly sandboxDenied: boolean = false;
+  /** Upstream's `sandboxDenied`: decided at exit, from the output retained by then. No sandbox, never. */
+  private denied = false;
 
   constructor(
     readonly processId: string,
@@ -117,6 +120,7 @@ export class ManagedProcess {
     const seq = this.seqCounter++;
     const { code, signal } = this.reapedExit;
     this.exit = { code, signal, seq };
+    if (this.options.sandboxed) this.denied = isLikelySandboxDenied(code, this.retainedText());
     this.publish({ kind: "exited", seq, exitCode: code });
     this.closeIfDone();
   }
@@ -138,6 +142,16 @@ export class ManagedProcess {
   }
   get closed(): boolean {
     return this.closedSeq !== undefined;
+  }
+  get sandboxDenied(): boolean {
+    return this.denied;
+  }
+
+  /** The retained output as text, stdout (or the PTY's) apart from stderr. */
+  private retainedText(): { stdout: string; stderr: string } {
+    const parts = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    for (const chunk of this.log.chunksAfter(0)) (chunk.stream === "stderr" ? parts.stderr : parts.stdout).push(chunk.data);
+    return { stdout: Buffer.concat(parts.stdout).toString("utf8"), stderr: Buffer.concat(parts.stderr).toString("utf8") };
   }
 
   /**

@@ -48,8 +48,12 @@ export type SpawnParams = Omit<SpawnRequest, "type" | "id">;
 
 export class Spawner {
   private process: ChildProcess;
-  /** Where the helper makes its FIFOs: private to this daemon, removed when it stops. */
-  private readonly fifoDirectory = mkdtempSync(join(tmpdir(), "execmux-fifos-"));
+  /**
+   * Where the helper makes its FIFOs: private to this daemon, removed when it
+   * stops. Sandboxes hide it: a process that held a spare FIFO open could
+   * read another process's output or type into its stdin.
+   */
+  readonly fifoDirectory = mkdtempSync(join(tmpdir(), "execmux-fifos-"));
   private nextId = 1;
   private readonly children = new Map<number, Pending>();
   private stopped = false;

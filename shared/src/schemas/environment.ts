@@ -1,5 +1,6 @@
 /** `environment/info` and `environment/status`: what the executor is and whether it is up. */
 import { Type, type Static } from "@sinclair/typebox";
+import { SandboxSupportSchema } from "../sandbox-schemas.js";
 import { PathUriSchema } from "./common.js";
 
 /**
@@ -33,6 +34,8 @@ export const EnvironmentInfoSchema = Type.Object({
   temporaryDirectories: Type.Optional(Type.Array(PathUriSchema)),
   tempDir: Type.Optional(PathUriSchema),
   capabilities: EnvironmentCapabilitiesSchema,
+  /** Extension: whether a `sandbox` can be enforced here (bubblewrap), and if not, what is missing. */
+  sandbox: Type.Optional(SandboxSupportSchema),
 });
 
 export const EnvironmentStatusResultSchema = Type.Object({ status: Type.Literal("ready") });

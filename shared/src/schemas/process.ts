@@ -9,6 +9,7 @@ import {
   ProcessIdSchema,
   Seq,
 } from "./common.js";
+import { FileSystemSandboxContextSchema } from "../sandbox-schemas.js";
 
 export const OutputStreamSchema = Type.Union([
   Type.Literal("stdout"),
@@ -55,10 +56,10 @@ export const StartParamsSchema = Type.Object({
   metadata: Opt(Type.Object({})),
   /**
    * The permission profile to confine the process to (upstream's
-   * FileSystemSandboxContext). Any non-null value is a request for an OS
-   * sandbox, refused when it cannot be enforced: never run weaker than asked.
+   * FileSystemSandboxContext), enforced with bubblewrap (server/src/sandbox/);
+   * what cannot be enforced exactly is refused: never run weaker than asked.
    */
-  sandbox: Opt(Type.Object({})),
+  sandbox: Opt(FileSystemSandboxContextSchema),
   /** Upstream does not enforce this without a sandbox either; accepted as it is there. */
   enforceManagedNetwork: Opt(Type.Boolean()),
   managedNetwork: Opt(ManagedNetworkSchema),

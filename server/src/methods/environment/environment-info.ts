@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
 import { pathToFileUri, type EnvironmentCapabilities, type EnvironmentInfo } from "@execmux/shared";
+import { sandboxSupport } from "../../sandbox/index.js";
 import { EXECMUX_VERSION } from "../../version.js";
 
 /**
@@ -34,10 +35,15 @@ function defaultShell(): { name: string; path: string } {
   return { name: basename(path), path };
 }
 
-let cached: EnvironmentInfo | undefined;
+let cached: Promise<EnvironmentInfo> | undefined;
 
-export function environmentInfo(): EnvironmentInfo {
-  cached ??= {
+export function environmentInfo(): Promise<EnvironmentInfo> {
+  cached ??= describe();
+  return cached;
+}
+
+async function describe(): Promise<EnvironmentInfo> {
+  return {
     shell: defaultShell(),
     executorVersion: EXECMUX_VERSION,
     cwd: pathToFileUri(process.cwd()),
@@ -48,6 +54,6 @@ export function environmentInfo(): EnvironmentInfo {
     temporaryDirectories: process.env.TMPDIR ? [pathToFileUri(process.env.TMPDIR)] : [],
     tempDir: pathToFileUri(tmpdir()),
     capabilities: CAPABILITIES,
+    sandbox: await sandboxSupport(),
   };
-  return cached;
 }

@@ -3,7 +3,7 @@ import type { ResultOf } from "@execmux/shared";
 import { environmentInfo } from "./environment-info.js";
 
 export const environmentHandlers = {
-  "environment/info": (): ResultOf<"environment/info"> => environmentInfo(),
+  "environment/info": (): Promise<ResultOf<"environment/info">> => environmentInfo(),
   /** Answered once the daemon can serve requests at all; only `ready` exists upstream. */
   "environment/status": (): ResultOf<"environment/status"> => ({ status: "ready" }),
 } as const;

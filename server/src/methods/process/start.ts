@@ -8,6 +8,8 @@ import { spawnPipe } from "../../process/spawn-pipe.js";
 import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
+import { daemonHiddenPaths } from "../../sandbox/hidden-paths.js";
+import { prepareProcessSandbox } from "../../sandbox/index.js";
 import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -32,12 +34,11 @@ export async function processStart(
 }
 
 /**
- * Requests that ask for more confinement or machinery than execmux provides
- * are refused, never run weaker than asked. Only clients that ignore
- * capabilities execmux reports false send the last two.
+ * Requests for machinery execmux does not provide are refused, never run
+ * weaker than asked. Only clients that ignore capabilities execmux reports
+ * false send them. (A `sandbox` is enforced, or refused, by sandbox/.)
  */
 function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
-  if (params.sandbox) throw invalidParams("sandbox intent cannot be enforced on this executor");
   if (params.networkProxy) throw invalidParams("network proxy launch is not supported on this executor");
   if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
 }
@@ -57,23 +58,38 @@ async function start(
     throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
   }
 
+  const sandbox = params.sandbox
+    ? await prepareProcessSandbox(params.sandbox, {
+        processCwd: cwd,
+        hiddenPaths: daemonHiddenPaths(config, connection.deps.spawner),
+        enforceManagedNetwork: params.enforceManagedNetwork ?? false,
+        managedNetwork: params.managedNetwork != null,
+      })
+    : undefined;
+
   session.reserve(params.processId);
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs },
+    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs, sandboxed: sandbox?.wrap !== undefined },
     session.onProcessEvent,
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);
     const arg0 = params.arg0 ?? undefined;
+    // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
+    const wrapped = sandbox?.wrap?.(params.argv, arg0);
     const spec: SpawnSpec = {
-      // A PTY child is exec'd by name (execvp, by forkpty), which keeps argv[0]
-      // as the client wrote it; everywhere else the path found above is
-      // exec'd with argv[0] set explicitly.
-      file: tty && arg0 === undefined ? program : resolved,
-      args,
-      arg0: arg0 ?? (tty ? undefined : program),
+      ...(wrapped
+        ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
+        : {
+            // A PTY child is exec'd by name (execvp, by forkpty), which keeps argv[0]
+            // as the client wrote it; everywhere else the path found above is
+            // exec'd with argv[0] set explicitly.
+            file: tty && arg0 === undefined ? program : resolved,
+            args,
+            arg0: arg0 ?? (tty ? undefined : program),
+          }),
       cwd,
       env,
       pipeStdin: params.pipeStdin ?? false,
@@ -87,10 +103,10 @@ async function start(
     managed.attach(child);
     session.commit(managed);
     afterReply(() => managed.announce());
-    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");
+    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
     session.release(params.processId);
     throw error;
   }
-  return { processId: params.processId, sandboxType: "none" };
+  return { processId: params.processId, sandboxType: sandbox?.sandboxType ?? "none" };
 }

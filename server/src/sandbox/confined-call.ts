@@ -1,0 +1,80 @@
+/**
+ * Runs one function call inside a sandbox: a short-lived Node process in the
+ * same bubblewrap policy a sandboxed process would get, which imports a
+ * module, calls one of its exports and reports the result.
+ *
+ * This is how the fs methods write under a profile that does not write the
+ * whole disk (and read under one that does not read it). The path is
+ * resolved by the kernel inside the sandbox's mount namespace, where
+ * everything outside the writable roots is mounted read-only: no symlink,
+ * `..`, or a swap of either between a check and the write can lead
+ * anywhere the profile does not allow, and a hard link to a file outside
+ * cannot be made (the writable roots are separate mounts: EXDEV). The
+ * function is the daemon's own code, so direct and confined calls behave the
+ * same.
+ *
+ * Buffers travel both ways as `{ "$base64": ... }`. An error thrown inside
+ * comes back as an Error with the same `code`, `errno`, `syscall` and `path`
+ * (ENOENT, EROFS, ...), so callers map it as they map their own fs errors.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { bwrapArgs } from "./bwrap-args.js";
+import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
+import type { PreparedFsSandbox } from "./index.js";
+import { launchCommand } from "./launcher.js";
+
+const MAIN = fileURLToPath(new URL("./confined-call-main.js", import.meta.url));
+
+export interface ConfinedCall {
+  /** A module specifier the helper can import: `node:fs/promises`, or a file URL of the daemon's own. */
+  readonly module: string;
+  readonly exportName: string;
+  readonly args: readonly unknown[];
+}
+
+export class ConfinedCallError extends Error {
+  code?: string;
+  errno?: number;
+  syscall?: string;
+  path?: string;
+}
+
+function toError(report: Extract<CallReport, { ok: false }>): ConfinedCallError {
+  const error = new ConfinedCallError(report.error.message);
+  if (report.error.code !== undefined) error.code = report.error.code;
+  if (report.error.errno !== undefined) error.errno = report.error.errno;
+  if (report.error.syscall !== undefined) error.syscall = report.error.syscall;
+  if (report.error.path !== undefined) error.path = report.error.path;
+  return error;
+}
+
+/** Calls `call` inside `sandbox`'s policy and resolves with what it returned. */
+export function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall): Promise<unknown> {
+  if (!sandbox.tools) return Promise.reject(new Error("this sandbox needs no confinement: call directly"));
+  const command = launchCommand(sandbox.tools, bwrapArgs(sandbox.policy, "/"), [process.execPath, MAIN]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command.file, command.args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on("data", (data: Buffer) => stdout.push(data));
+    child.stderr.on("data", (data: Buffer) => stderr.push(data));
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      const text = Buffer.concat(stdout).toString("utf8");
+      let report: CallReport;
+      try {
+        report = JSON.parse(text) as CallReport;
+      } catch {
+        const detail = Buffer.concat(stderr).toString("utf8").trim() || `exit ${code ?? signal}`;
+        reject(new Error(`the sandboxed helper failed: ${detail}`));
+        return;
+      }
+      if (report.ok) resolve(decodeValue(report.value));
+      else reject(toError(report));
+    });
+    // EPIPE when the helper died before reading: its exit says why.
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(JSON.stringify({ module: call.module, exportName: call.exportName, args: encodeValue(call.args) }));
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * Codex's sandbox, enforced with bubblewrap. process/start calls
+ * `prepareProcessSandbox` once and spawns what `wrap` returns; the fs
+ * methods call `prepareFsSandbox` and, for writes (and for reads a profile
+ * restricts), run the operation through confined-fs.ts.
+ */
+import { realpathSync } from "node:fs";
+import type { FileSystemSandboxContext, SandboxSupport, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
+import { invalidParams } from "../rpc/rpc-error.js";
+import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
+import { bwrapArgs } from "./bwrap-args.js";
+import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";
+import { launchCommand, type Command, type SandboxTools } from "./launcher.js";
+import type { SandboxPolicy } from "./policy.js";
+import { resolvePolicy } from "./resolve-policy.js";
+
+export { isLikelySandboxDenied } from "./sandbox-denied.js";
+export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
+export { daemonHiddenPaths } from "./hidden-paths.js";
+export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
+export type { SandboxPolicy } from "./policy.js";
+
+/** The `sandboxType` values a Linux executor reports: upstream's for bubblewrap (which it pairs with seccomp). */
+export type SandboxType = Extract<SharedSandboxType, "none" | "linuxSeccomp">;
+
+export interface SandboxOptions {
+  /** Daemon files no sandboxed process may see (its token file, TLS key, FIFOs). */
+  readonly hiddenPaths: readonly string[];
+}
+
+export interface ProcessSandboxOptions extends SandboxOptions {
+  /** The process's cwd (native, existing): where it starts, and the policy's cwd for a legacy context. */
+  readonly processCwd: string;
+  readonly enforceManagedNetwork?: boolean;
+  readonly managedNetwork?: boolean;
+}
+
+export interface PreparedProcessSandbox {
+  readonly sandboxType: SandboxType;
+  readonly policy: SandboxPolicy;
+  /** What to spawn instead of `argv` (with `arg0`); undefined when the profile restricts nothing. */
+  readonly wrap: ((argv: readonly string[], arg0?: string) => Command) | undefined;
+}
+
+/** What `environment/info` says about sandboxing here (the SandboxSupport extension). */
+export async function sandboxSupport(): Promise<SandboxSupport> {
+  const availability = await sandboxAvailability();
+  return availability.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: availability.reason };
+}
+
+/** Refuses (-32602) when no sandbox can run here, saying which prerequisite is missing. */
+async function requireTools(): Promise<SandboxTools> {
+  const availability: SandboxAvailability = await sandboxAvailability();
+  if (!availability.available) throw invalidParams(`sandbox intent cannot be enforced on this executor: ${availability.reason}`);
+  return availability.tools;
+}
+
+/** Everything process/start needs to confine a process, or a -32602 naming what cannot be enforced. */
+export async function prepareProcessSandbox(
+  context: FileSystemSandboxContext,
+  options: ProcessSandboxOptions,
+): Promise<PreparedProcessSandbox> {
+  const policy = resolvePolicy(context.permissions, processPolicyPaths(context, options.processCwd), {
+    hiddenPaths: options.hiddenPaths,
+    enforceManagedNetwork: options.enforceManagedNetwork ?? false,
+    managedNetwork: options.managedNetwork ?? false,
+  });
+  // A profile that restricts nothing (disabled, unrestricted with network) runs as without a sandbox, and says so.
+  if (policy.writesEverything && !policy.isolateNetwork) return { sandboxType: "none", policy, wrap: undefined };
+  const tools = await requireTools();
+  const args = bwrapArgs(policy, realpathSync(options.processCwd));
+  return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0) };
+}
+
+export interface PreparedFsSandbox {
+  readonly policy: SandboxPolicy;
+  /** Reads may run directly: the profile reads the whole disk and denies nothing. */
+  readonly directReads: boolean;
+  /** Writes may run directly: the profile writes the whole disk. */
+  readonly directWrites: boolean;
+  /** Present when some operations must run confined (see confined-fs.ts). */
+  readonly tools: SandboxTools | undefined;
+}
+
+/** The fs methods' view of a sandbox context (upstream's `should_read/write_from_sandbox`). */
+export async function prepareFsSandbox(context: WireFileSystemSandboxContext, options: SandboxOptions): Promise<PreparedFsSandbox> {
+  const policy = resolvePolicy(context.permissions, fsPolicyPaths(context), {
+    hiddenPaths: options.hiddenPaths,
+    enforceManagedNetwork: false,
+    managedNetwork: false,
+  });
+  const directReads = policy.readsEverything;
+  const directWrites = policy.writesEverything;
+  const tools = directReads && directWrites ? undefined : await requireTools();
+  return { policy, directReads, directWrites, tools };
+}
