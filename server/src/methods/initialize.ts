@@ -14,8 +14,8 @@ export function initialize(
   const { registry, log } = connection.deps;
   try {
     const session = params.resumeSessionId
-      ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
-      : registry.create(connection);
+      ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false, params.clientName)
+      : registry.create(connection, params.clientName);
     connection.bindSession(session);
     const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");
