@@ -1,22 +1,91 @@
 /** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
-import type { ProcessHandle } from "@execmux/client";
+import { execFileSync } from "node:child_process";
+import type { ExecmuxClient, ProcessHandle } from "@execmux/client";
 import { SignalNumbers } from "@execmux/shared";
 
 /** How a shell reports a pipeline member killed by SIGPIPE. */
 export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;
 
-/** Sends local stdin to the process; EOF closes its stdin. In raw mode, Ctrl-] detaches. */
-export function forwardInput(handle: ProcessHandle, options: { raw: boolean; onDetach?: () => void }): void {
+const CTRL_C = 0x03;
+/** Ctrl-], telnet's and docker's escape. */
+const DETACH_KEY = 0x1d;
+
+export interface InputOptions {
+  /** Put the terminal in raw mode (a remote PTY does the line editing). */
+  raw: boolean;
+  /** Ctrl-] (from a terminal) detaches instead of being sent. */
+  onDetach?: () => void;
+  /** While this is false a raw Ctrl-C cannot reach the remote PTY, so it ends the command here. */
+  connected?: () => boolean;
+}
+
+/** Sends local stdin to the process; EOF closes its stdin. */
+export function forwardInput(handle: ProcessHandle, options: InputOptions): void {
   const stdin = process.stdin;
-  if (options.raw && stdin.isTTY) stdin.setRawMode(true);
+  const raw = options.raw && stdin.isTTY;
+  if (raw) stdin.setRawMode(true);
+  else if (options.onDetach) detachOnKeyInCookedMode(options.onDetach);
   stdin.on("data", (data: Buffer) => {
-    if (options.raw && options.onDetach && data.includes(0x1d)) {
+    if (raw && options.onDetach && data.includes(DETACH_KEY)) {
       options.onDetach();
       return;
     }
+    if (raw && options.connected && !options.connected() && data.includes(CTRL_C)) exitUnreachable("SIGINT");
     void handle.write(data).catch(() => undefined);
   });
   stdin.on("end", () => void handle.closeStdin().catch(() => undefined));
+}
+
+/**
+ * Ctrl-] for a terminal in cooked mode (a pipe process: the kernel's line
+ * editing and echo stay, so no raw mode). The terminal's QUIT character
+ * becomes Ctrl-], so the key sends SIGQUIT at once instead of waiting in the
+ * line buffer; the settings are put back on exit.
+ */
+function detachOnKeyInCookedMode(onDetach: () => void): void {
+  if (!process.stdin.isTTY) return;
+  const stty = (...args: string[]) => execFileSync("stty", args, { stdio: ["inherit", "pipe", "pipe"], encoding: "utf8" }).trim();
+  let saved: string;
+  try {
+    saved = stty("-g");
+    stty("quit", "^]");
+  } catch {
+    return; // no stty: Ctrl-C still ends the command
+  }
+  process.on("exit", () => {
+    try {
+      stty(saved);
+    } catch {
+      // the terminal is gone
+    }
+  });
+  process.on("SIGQUIT", onDetach);
+}
+
+/**
+ * Ends the command after `signal` when the daemon cannot be told: a local
+ * Ctrl-C or SIGTERM must always work. The remote process keeps running.
+ */
+export function exitUnreachable(signal: "SIGINT" | "SIGTERM" | "SIGHUP"): never {
+  process.stderr.write(`\r\nexecmux: ${signal} while the daemon is unreachable; exiting (the remote process keeps running until its session expires)\r\n`);
+  return exitWith(128 + SignalNumbers[signal]);
+}
+
+/**
+ * Ctrl-C, SIGTERM and SIGHUP go to the remote process, as if it were local.
+ * While the daemon is unreachable, or a signal sent before is still on its
+ * way, they end this command at once instead.
+ */
+export function forwardSignals(client: ExecmuxClient, handle: ProcessHandle): void {
+  let inFlight = false;
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      if (!client.connected || inFlight) exitUnreachable(signal);
+      inFlight = true;
+      const sent = () => (inFlight = false);
+      handle.signal(signal).then(sent, () => (client.connected ? sent() : exitUnreachable(signal)));
+    });
+  }
 }
 
 /** Keeps the remote PTY's size equal to this terminal's. */

@@ -21,7 +21,7 @@ export async function processStart(
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
   const cwd = resolveCwd(params.cwd);
-  const env = buildChildEnv(params.env, params.envPolicy, process.env);
+  const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
   const tty = params.tty ?? false;
   const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
