@@ -69,7 +69,7 @@ describe("execmux exec", () => {
     tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", `${process.execPath} ${CLI} exec --tty --url ${daemon.url} -- bash --norc -i`);
     try {
       const screen = () => tmux("capture-pane", "-p", "-t", session);
-      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 10_000 });
+      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 30_000 });
       tmux("send-keys", "-t", session, "tty; stty size", "Enter");
       await vi.waitFor(() => expect(screen()).toMatch(/\/dev\/pts\/\d+\n30 100/), { timeout: 10_000 });
       tmux("resize-window", "-t", session, "-x", "120", "-y", "40");
@@ -195,11 +195,34 @@ describe("execmux ps and attach", () => {
     const processId = /process (\S+)/.exec(detached.stdout)![1]!;
     const attach = `${process.execPath} ${CLI} attach --url ${daemon.url} --session ${session} ${processId}`;
     await inTmux("detach", `${attach}; echo "exit=$?"; stty -a | grep -o 'quit = [^;]*'; sleep 60`, async (screen) => {
-      await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 10_000 });
+      await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
       tmux("send-keys", "-t", `execmux-detach-${process.pid}`, "C-]");
       await vi.waitFor(() => expect(screen()).toMatch(/\[execmux: detached\]\s+exit=0\s+quit = \^\\/), { timeout: 10_000 });
     });
+    // Ctrl-C ends attach too, and the terminal is still put back.
+    await inTmux("interrupt", `${attach}; echo "exit=$?"; stty -a | grep -o 'quit = [^;]*'; sleep 60`, async (screen) => {
+      await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
+      tmux("send-keys", "-t", `execmux-interrupt-${process.pid}`, "C-c");
+      await vi.waitFor(() => expect(screen()).toMatch(/exit=130\s+quit = \^\\/), { timeout: 10_000 });
+    });
     expect(daemon.registry.all()[0]!.list()[0]!.exitCode).toBeNull();
+  });
+
+  it("--tty: Ctrl-C ends it at once while the daemon is unreachable (the remote terminal cannot get the key)", async () => {
+    const daemon = await spawnDaemon();
+    await inTmux("tty-outage", `${process.execPath} ${CLI} exec --tty --url ${daemon.url} -- bash --norc -i; echo "exit=$?"; sleep 60`, async (screen) => {
+      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 30_000 });
+      daemon.child.kill("SIGKILL");
+      await daemon.exited;
+      // Again until it ends, as a person would: the first may be typed before the command has seen the socket close.
+      await vi.waitFor(
+        () => {
+          tmux("send-keys", "-t", `execmux-tty-outage-${process.pid}`, "C-c");
+          expect(screen()).toMatch(/SIGINT while the daemon is unreachable; exiting[\s\S]*exit=130/);
+        },
+        { timeout: 20_000, interval: 1_500 },
+      );
+    });
   });
 
   it("a second attach says who holds the session instead of fighting over it; --takeover takes it, and the first stops", async () => {

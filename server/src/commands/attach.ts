@@ -23,8 +23,7 @@ export async function attachCommand(argv: string[]): Promise<void> {
     client.close();
     throw new CommandError(`session ${args.session} has no process ${processId}`, 1);
   }
-  // Our reader went away: detach, and leave the process to whoever attaches next.
-  printOutput(handle, () => exitWith(SIGPIPE_EXIT_CODE));
+  // Keys first: the detach key works from the moment the replay appears.
   forwardInput(handle, {
     raw: info.tty,
     onDetach: () => {
@@ -34,6 +33,8 @@ export async function attachCommand(argv: string[]): Promise<void> {
     },
     connected: () => client.connected,
   });
+  // Our reader went away: detach, and leave the process to whoever attaches next.
+  printOutput(handle, () => exitWith(SIGPIPE_EXIT_CODE));
   if (info.tty) {
     followWindowSize(handle);
     if (process.stdout.isTTY) void handle.resize(process.stdout.columns, process.stdout.rows).catch(() => undefined);

@@ -1,7 +1,7 @@
 /**
  * Argument parsing shared by the client commands (exec, ps, attach, mcp):
- * `--url`, `--token`, `--session` with their EXECMUX_* equivalents, and
- * command-specific flags.
+ * `--url`, `--token`, `--session` with their EXECMUX_* equivalents,
+ * `--takeover`, and command-specific flags.
  */
 import { hostname } from "node:os";
 import { connect, ErrorCode, RpcRequestError, type ConnectOptions, type ExecmuxClient } from "@execmux/client";

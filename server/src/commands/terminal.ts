@@ -9,13 +9,35 @@ export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;
 const CTRL_C = 0x03;
 /** Ctrl-], telnet's and docker's escape. */
 const DETACH_KEY = 0x1d;
+/**
+ * How long a forwarded Ctrl-C or signal may go unanswered before the next
+ * one ends the command instead: longer than a round trip to a distant
+ * daemon (so a quick double Ctrl-C still reaches the remote program),
+ * shorter than a person's patience with a half-open connection.
+ */
+const UNANSWERED_MS = 1_000;
+
+/** Whether a forwarded interrupt has been waiting for its answer longer than UNANSWERED_MS. */
+function interruptTracker() {
+  let waitingSince: number | undefined;
+  return {
+    sent(answered: Promise<unknown>): void {
+      waitingSince ??= Date.now();
+      void answered.finally(() => (waitingSince = undefined));
+    },
+    stuck: () => waitingSince !== undefined && Date.now() - waitingSince > UNANSWERED_MS,
+  };
+}
 
 export interface InputOptions {
   /** Put the terminal in raw mode (a remote PTY does the line editing). */
   raw: boolean;
   /** Ctrl-] (from a terminal) detaches instead of being sent. */
   onDetach?: () => void;
-  /** While this is false a raw Ctrl-C cannot reach the remote PTY, so it ends the command here. */
+  /**
+   * While this is false a raw Ctrl-C cannot reach the remote PTY, so it ends
+   * the command here; so does one typed while an earlier one is stuck.
+   */
   connected?: () => boolean;
 }
 
@@ -25,13 +47,16 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
   const raw = options.raw && stdin.isTTY;
   if (raw) stdin.setRawMode(true);
   else if (options.onDetach) detachOnKeyInCookedMode(options.onDetach);
+  const interrupts = interruptTracker();
   stdin.on("data", (data: Buffer) => {
     if (raw && options.onDetach && data.includes(DETACH_KEY)) {
       options.onDetach();
       return;
     }
-    if (raw && options.connected && !options.connected() && data.includes(CTRL_C)) exitUnreachable("SIGINT");
-    void handle.write(data).catch(() => undefined);
+    const interrupt = raw && options.connected !== undefined && data.includes(CTRL_C);
+    if (interrupt && (interrupts.stuck() || !options.connected!())) exitUnreachable("SIGINT");
+    const written = handle.write(data).catch(() => undefined);
+    if (interrupt) interrupts.sent(written);
   });
   stdin.on("end", () => void handle.closeStdin().catch(() => undefined));
 }
@@ -60,6 +85,8 @@ function detachOnKeyInCookedMode(onDetach: () => void): void {
     }
   });
   process.on("SIGQUIT", onDetach);
+  // Ending by a signal's default action would skip the "exit" handler and leave QUIT on Ctrl-].
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => exitWith(128 + SignalNumbers[signal]));
 }
 
 /**
@@ -73,17 +100,18 @@ export function exitUnreachable(signal: "SIGINT" | "SIGTERM" | "SIGHUP"): never 
 
 /**
  * Ctrl-C, SIGTERM and SIGHUP go to the remote process, as if it were local.
- * While the daemon is unreachable, or a signal sent before is still on its
- * way, they end this command at once instead.
+ * While the daemon is unreachable, or one sent before is stuck on its way,
+ * they end this command at once instead.
  */
 export function forwardSignals(client: ExecmuxClient, handle: ProcessHandle): void {
-  let inFlight = false;
+  const signals = interruptTracker();
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
-      if (!client.connected || inFlight) exitUnreachable(signal);
-      inFlight = true;
-      const sent = () => (inFlight = false);
-      handle.signal(signal).then(sent, () => (client.connected ? sent() : exitUnreachable(signal)));
+      if (!client.connected || signals.stuck()) exitUnreachable(signal);
+      const delivered = handle.signal(signal).catch(() => {
+        if (!client.connected) exitUnreachable(signal);
+      });
+      signals.sent(delivered);
     });
   }
 }

@@ -4,7 +4,8 @@ import { describeOptions } from "../config.js";
 const CLIENT_OPTIONS = `Connection options (every client command):
   --url URL        the daemon (EXECMUX_URL, default ws://127.0.0.1:7373)
   --token TOKEN    its bearer token (EXECMUX_TOKEN)
-  --session ID     a session to use instead of a new one (EXECMUX_SESSION)`;
+  --session ID     a session to use instead of a new one (EXECMUX_SESSION)
+  --takeover       take that session from another client holding it`;
 
 const CWD_RULE = `The remote working directory defaults to this shell's current directory when
 the daemon is on this machine (a loopback --url), and to / otherwise; a
@@ -25,7 +26,8 @@ ${describeOptions()}
 Runs CMD on the daemon as if it were local: stdout and stderr stream apart,
 stdin is forwarded (EOF closes it remotely), and it exits with CMD's exit code
 (127 if CMD is not found). Ctrl-C and SIGTERM go to the remote process; while
-the daemon is unreachable they end this command at once.
+the daemon is unreachable (or the previous one has gone unanswered for a
+second) they end this command at once.
 
 Options:
   -t, --tty        run CMD on a terminal (raw mode, follows window resizes)
@@ -47,7 +49,8 @@ ${CLIENT_OPTIONS}
 
 Replays what PROCESS printed (as far as the daemon retained it), then follows
 it live with stdin forwarded; exits with its exit code when it ends. Ctrl-]
-detaches (from a terminal), leaving the process running.
+detaches (from a terminal), leaving the process running. For a process on
+pipes, Ctrl-C ends attach too (exit 130) without signalling the process.
 
 A session has one connection at a time: while another client holds it,
 attach says which one and stops. --takeover takes the session from it (that
