@@ -6,20 +6,18 @@
  */
 import { ConfigError } from "./config.js";
 import { CommandError, UsageError } from "./commands/command-error.js";
-import { attachCommand } from "./commands/attach.js";
-import { execCommand } from "./commands/exec.js";
-import { mcpCommand } from "./commands/mcp.js";
-import { psCommand } from "./commands/ps.js";
-import { serveCommand } from "./commands/serve.js";
 import { COMMAND_USAGE, USAGE, wantsHelp, type CommandName } from "./commands/usage.js";
 import { VERSION } from "./version.js";
 
-const COMMANDS: Record<CommandName, (argv: string[]) => Promise<void>> = {
-  serve: serveCommand,
-  exec: execCommand,
-  ps: psCommand,
-  attach: attachCommand,
-  mcp: mcpCommand,
+type Command = (argv: string[]) => Promise<void>;
+
+/** Loaded on use: a client command never loads the daemon (Fastify, node-pty), and --help and --version load neither. */
+const COMMANDS: Record<CommandName, () => Promise<Command>> = {
+  serve: async () => (await import("./commands/serve.js")).serveCommand,
+  exec: async () => (await import("./commands/exec.js")).execCommand,
+  ps: async () => (await import("./commands/ps.js")).psCommand,
+  attach: async () => (await import("./commands/attach.js")).attachCommand,
+  mcp: async () => (await import("./commands/mcp.js")).mcpCommand,
 };
 
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(COMMANDS, name);
@@ -31,7 +29,7 @@ async function main(): Promise<void> {
       process.stdout.write(COMMAND_USAGE[command]);
       return;
     }
-    return COMMANDS[command](rest);
+    return (await COMMANDS[command]())(rest);
   }
   switch (command) {
     case "--version":
