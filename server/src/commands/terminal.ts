@@ -54,7 +54,10 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
       return;
     }
     const interrupt = raw && options.connected !== undefined && data.includes(CTRL_C);
-    if (interrupt && (interrupts.stuck() || !options.connected!())) exitUnreachable("SIGINT");
+    if (interrupt && (interrupts.stuck() || !options.connected!())) {
+      exitUnreachable("SIGINT");
+      return;
+    }
     const written = handle.write(data).catch(() => undefined);
     if (interrupt) interrupts.sent(written);
   });
@@ -92,10 +95,11 @@ function detachOnKeyInCookedMode(onDetach: () => void): void {
 /**
  * Ends the command after `signal` when the daemon cannot be told: a local
  * Ctrl-C or SIGTERM must always work. The remote process keeps running.
+ * (The exit comes once stdout has drained, so callers return.)
  */
-export function exitUnreachable(signal: "SIGINT" | "SIGTERM" | "SIGHUP"): never {
+function exitUnreachable(signal: "SIGINT" | "SIGTERM" | "SIGHUP"): void {
   process.stderr.write(`\r\nexecmux: ${signal} while the daemon is unreachable; exiting (the remote process keeps running until its session expires)\r\n`);
-  return exitWith(128 + SignalNumbers[signal]);
+  exitWith(128 + SignalNumbers[signal]);
 }
 
 /**
@@ -107,7 +111,10 @@ export function forwardSignals(client: ExecmuxClient, handle: ProcessHandle): vo
   const signals = interruptTracker();
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
-      if (!client.connected || signals.stuck()) exitUnreachable(signal);
+      if (!client.connected || signals.stuck()) {
+        exitUnreachable(signal);
+        return;
+      }
       const delivered = handle.signal(signal).catch(() => {
         if (!client.connected) exitUnreachable(signal);
       });
