@@ -1,11 +1,49 @@
 /** The `execmux` client commands as a person or a script uses them, and the MCP server with a real MCP client. */
 import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startTestDaemon } from "./helpers/daemon.js";
-import { CLI, runCli } from "./helpers/cli.js";
+import { CLI, runCli, spawnDaemon } from "./helpers/cli.js";
+import { freePort } from "./helpers/free-port.js";
 import { residentBytes } from "./helpers/procfs.js";
+import { scratchDirectory } from "./helpers/scratch.js";
+
+const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+/** Runs `command` in a detached tmux session of its own, killed after `body`. */
+async function inTmux(name: string, command: string, body: (screen: () => string) => Promise<void>): Promise<void> {
+  const session = `execmux-${name}-${process.pid}`;
+  tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command);
+  try {
+    await body(() => tmux("capture-pane", "-p", "-t", session));
+  } finally {
+    try {
+      tmux("kill-session", "-t", session);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Starts the CLI and resolves once its stdout has shown `text`; stdin stays open. */
+async function startCli(args: string[], text: string) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (data: Buffer) => {
+      stdout += data.toString();
+      if (stdout.includes(text)) resolve();
+    });
+    void exited.then((code) => reject(new Error(`execmux ${args[0]} exited ${code}: ${stderr}`)));
+  });
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
 
 describe("execmux exec", () => {
   it("streams stdout and stderr apart and exits with the remote exit code", async () => {
@@ -31,7 +69,7 @@ describe("execmux exec", () => {
     tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", `${process.execPath} ${CLI} exec --tty --url ${daemon.url} -- bash --norc -i`);
     try {
       const screen = () => tmux("capture-pane", "-p", "-t", session);
-      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 10_000 });
+      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 30_000 });
       tmux("send-keys", "-t", session, "tty; stty size", "Enter");
       await vi.waitFor(() => expect(screen()).toMatch(/\/dev\/pts\/\d+\n30 100/), { timeout: 10_000 });
       tmux("resize-window", "-t", session, "-x", "120", "-y", "40");
@@ -47,6 +85,50 @@ describe("execmux exec", () => {
       }
     }
   });
+
+  it("runs where the caller stands for a loopback daemon, resolves a relative --cwd, and the child's PWD says where it runs", async () => {
+    const daemon = await startTestDaemon();
+    const here = scratchDirectory("cwd");
+    mkdirSync(join(here, "sub"));
+    const where = "pwd; printenv PWD";
+    expect(await runCli(["exec", "--url", daemon.url, "--", "sh", "-c", where], {}, undefined, here)).toMatchObject({ code: 0, stdout: `${here}\n${here}\n` });
+    const relative = await runCli(["exec", "--url", daemon.url, "--cwd", "sub", "--", "sh", "-c", where], {}, undefined, here);
+    expect(relative).toMatchObject({ code: 0, stdout: `${here}/sub\n${here}/sub\n` });
+    // printenv does not fix PWD up the way a shell does: this is what the daemon passed.
+    expect((await runCli(["exec", "--url", daemon.url, "--cwd", "/usr", "--", "printenv", "PWD"])).stdout).toBe("/usr\n");
+  });
+
+  it("exits 127 like a shell when the program is not there", async () => {
+    const daemon = await startTestDaemon();
+    const missing = await runCli(["exec", "--url", daemon.url, "--", "no-such-program-here"]);
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toMatch(/^execmux: no-such-program-here: command not found on the daemon/);
+    const tty = await runCli(["exec", "--tty", "--url", daemon.url, "--", "no-such-program-here"]);
+    expect(tty.code).toBe(127);
+  });
+
+  it("runs in the session named by --session or EXECMUX_SESSION", async () => {
+    const daemon = await startTestDaemon();
+    const detached = await runCli(["exec", "--url", daemon.url, "--detach", "--", "sleep", "30"]);
+    const session = /session (\S+)/.exec(detached.stdout)![1]!;
+    expect(await runCli(["exec", "--url", daemon.url, "--session", session, "--", "echo", "by-flag"])).toMatchObject({ code: 0, stdout: "by-flag\n" });
+    expect(await runCli(["exec", "--url", daemon.url, "--", "echo", "by-variable"], { EXECMUX_SESSION: session })).toMatchObject({ code: 0, stdout: "by-variable\n" });
+    expect(daemon.registry.size).toBe(1);
+    const ps = await runCli(["ps", "--url", daemon.url, "--session", session]);
+    expect(ps.stdout.trim().split("\n")).toHaveLength(1 + 3);
+  });
+
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    it(`ends at once on ${signal} while the daemon is unreachable (exit ${code})`, async () => {
+      const daemon = await spawnDaemon();
+      const cli = await startCli(["exec", "--url", daemon.url, "--", "sh", "-c", "echo started; exec sleep 300"], "started");
+      daemon.child.kill("SIGKILL");
+      await daemon.exited;
+      cli.child.kill(signal);
+      expect(await cli.exited).toBe(code);
+      expect(cli.stderr()).toMatch(new RegExp(`${signal} while the daemon is unreachable; exiting`));
+    });
+  }
 
   it("says clearly when the daemon is unreachable or refuses the token", async () => {
     const unreachable = await runCli(["exec", "--url", "ws://127.0.0.1:1", "--", "true"]);
@@ -105,9 +187,97 @@ describe("execmux ps and attach", () => {
     const missing = await runCli(["ps", "--url", daemon.url]);
     expect(missing.code).toBe(2);
   });
+
+  it("detaches from a pipe process with Ctrl-] in a terminal, and leaves the terminal as it was", async () => {
+    const daemon = await startTestDaemon();
+    const detached = await runCli(["exec", "--url", daemon.url, "--detach", "--", "sh", "-c", "echo job-started; exec sleep 300"]);
+    const session = /session (\S+)/.exec(detached.stdout)![1]!;
+    const processId = /process (\S+)/.exec(detached.stdout)![1]!;
+    const attach = `${process.execPath} ${CLI} attach --url ${daemon.url} --session ${session} ${processId}`;
+    await inTmux("detach", `${attach}; echo "exit=$?"; stty -a | grep -o 'quit = [^;]*'; sleep 60`, async (screen) => {
+      await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
+      tmux("send-keys", "-t", `execmux-detach-${process.pid}`, "C-]");
+      await vi.waitFor(() => expect(screen()).toMatch(/\[execmux: detached\]\s+exit=0\s+quit = \^\\/), { timeout: 10_000 });
+    });
+    // Ctrl-C ends attach too, and the terminal is still put back.
+    await inTmux("interrupt", `${attach}; echo "exit=$?"; stty -a | grep -o 'quit = [^;]*'; sleep 60`, async (screen) => {
+      await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
+      tmux("send-keys", "-t", `execmux-interrupt-${process.pid}`, "C-c");
+      await vi.waitFor(() => expect(screen()).toMatch(/exit=130\s+quit = \^\\/), { timeout: 10_000 });
+    });
+    expect(daemon.registry.all()[0]!.list()[0]!.exitCode).toBeNull();
+  });
+
+  it("--tty: Ctrl-C ends it at once while the daemon is unreachable (the remote terminal cannot get the key)", async () => {
+    const daemon = await spawnDaemon();
+    await inTmux("tty-outage", `${process.execPath} ${CLI} exec --tty --url ${daemon.url} -- bash --norc -i; echo "exit=$?"; sleep 60`, async (screen) => {
+      await vi.waitFor(() => expect(screen()).toMatch(/[$#] ?$/m), { timeout: 30_000 });
+      daemon.child.kill("SIGKILL");
+      await daemon.exited;
+      // Again until it ends, as a person would: the first may be typed before the command has seen the socket close.
+      await vi.waitFor(
+        () => {
+          tmux("send-keys", "-t", `execmux-tty-outage-${process.pid}`, "C-c");
+          expect(screen()).toMatch(/SIGINT while the daemon is unreachable; exiting[\s\S]*exit=130/);
+        },
+        { timeout: 20_000, interval: 1_500 },
+      );
+    });
+  });
+
+  it("a second attach says who holds the session instead of fighting over it; --takeover takes it, and the first stops", async () => {
+    const daemon = await startTestDaemon();
+    const detached = await runCli(["exec", "--url", daemon.url, "--detach", "--", "sh", "-c", "echo job-started; exec cat"]);
+    const session = /session (\S+)/.exec(detached.stdout)![1]!;
+    const processId = /process (\S+)/.exec(detached.stdout)![1]!;
+    const attachArgs = ["attach", "--url", daemon.url, "--session", session, processId];
+    const first = await startCli(attachArgs, "job-started");
+
+    const second = await runCli(attachArgs);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(
+      new RegExp(`^execmux: session ${session} is already attached to another connection \\(client "execmux attach, pid ${first.child.pid} on [^"]+", attached \\d+ s ago\\); stop that client first, or pass --takeover`),
+    );
+
+    const third = await startCli([...attachArgs, "--takeover"], "job-started");
+    expect(await first.exited).toBe(1);
+    expect(first.stderr()).toContain(`[execmux: session ${session} was taken over by another connection]`);
+    // The one that took over keeps the session: what it types reaches the process.
+    third.child.stdin.write("still here\n");
+    await vi.waitFor(() => expect(third.stdout()).toContain("still here"));
+    third.child.kill("SIGKILL");
+  });
 });
 
 describe("execmux mcp", () => {
+  it("waits for a daemon that is not up yet, and after a daemon restart starts a new session and says so", async () => {
+    const url = `ws://127.0.0.1:${await freePort()}`;
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--url", url], stderr: "ignore" });
+    const client = new Client({ name: "test-agent", version: "1.0.0" });
+    await client.connect(transport);
+    const text = (result: Awaited<ReturnType<typeof client.callTool>>) => (result.content as { text: string }[]).map((part) => part.text);
+    try {
+      const early = client.callTool({ name: "exec_command", arguments: { cmd: "echo first call", yield_time_ms: 5000, login: false } });
+      let daemon = await spawnDaemon(["--listen", url]);
+      expect(text(await early)).toEqual([expect.stringMatching(/Process exited with code 0\nOutput:\n[\s\S]*first call/)]);
+      const running = await client.callTool({ name: "exec_command", arguments: { cmd: "cat", yield_time_ms: 100, login: false } });
+      const lostId = Number(/session ID (\d+)/.exec(text(running)[0]!)![1]);
+
+      daemon.child.kill("SIGTERM");
+      await daemon.exited;
+      daemon = await spawnDaemon(["--listen", url]);
+      const after = text(await client.callTool({ name: "exec_command", arguments: { cmd: "echo after restart", yield_time_ms: 5000, login: false } }));
+      expect(after).toHaveLength(2);
+      expect(after[0]).toMatch(new RegExp(`^Note: the execmux daemon's session was lost \\(.*\\); a new session was started\\. The processes of session IDs ${lostId} are gone\\.$`));
+      expect(after[1]).toMatch(/Process exited with code 0\nOutput:\n[\s\S]*after restart/);
+      const stale = await client.callTool({ name: "write_stdin", arguments: { session_id: lostId, chars: "x" } });
+      expect(stale.isError).toBe(true);
+      expect(text(stale)).toEqual([`Error: session ID ${lostId} was lost with the daemon's session (the daemon restarted, or the session expired); its process is gone: run the command again with exec_command`]);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("serves exec_command and write_stdin to a real MCP client, with errors as tool errors", async () => {
     const daemon = await startTestDaemon();
     const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--url", daemon.url], stderr: "ignore" });

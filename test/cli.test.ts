@@ -1,4 +1,5 @@
 /** `execmux serve` as a user runs it: one URL line on stdout, logs on stderr, clean shutdown. */
+import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
 import { runCli, spawnDaemon } from "./helpers/cli.js";
@@ -101,6 +102,42 @@ describe("execmux serve", () => {
     expect(unknown.stderr).toMatch(/unknown option --no-such-option/);
     const env = await runCli(["serve"], { EXECMUX_KILL_GRACE_MS: "-5" });
     expect(env.stderr).toMatch(/--kill-grace-ms \(EXECMUX_KILL_GRACE_MS\) must be >= 0/);
+  });
+
+  it("names the allowed values once when a setting must be one of several", async () => {
+    const result = await runCli(["serve", "--log-level", "loud"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'execmux: invalid configuration: --log-level (EXECMUX_LOG_LEVEL) must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent" (got "loud")\n',
+    );
+  });
+
+  it("warns about an EXECMUX_* variable it does not know, suggesting the one meant", async () => {
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0"], { EXECMUX_TOKN: "secret" });
+    daemon.child.kill("SIGTERM");
+    await daemon.exited;
+    const warnings = daemon.stderr().trim().split("\n").map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level === 40);
+    expect(warnings.map((line) => line.msg)).toEqual(["unknown environment variable EXECMUX_TOKN is ignored (did you mean EXECMUX_TOKEN?)"]);
+    // Next to a configuration error it may be the cause of, as a plain line.
+    const bad = await runCli(["serve"], { EXECMUX_LISTN: "ws://127.0.0.1:0", EXECMUX_LOG_LEVEL: "x" });
+    expect(bad.stderr).toMatch(/^execmux: warning: unknown environment variable EXECMUX_LISTN is ignored \(did you mean EXECMUX_LISTEN\?\)\n/);
+  });
+
+  it("has --help for every command and --version", async () => {
+    const version = JSON.parse(readFileSync(new URL("../server/package.json", import.meta.url), "utf8")) as { version: string };
+    expect(await runCli(["--version"])).toEqual({ code: 0, stdout: `execmux ${version.version}\n`, stderr: "" });
+    const commands = ["serve", "exec", "ps", "attach", "mcp"];
+    const helps = await Promise.all(commands.map((command) => Promise.all([runCli([command, "--help"]), runCli(["help", command])])));
+    for (const [index, [help, helpCommand]] of helps.entries()) {
+      expect(help.code, commands[index]).toBe(0);
+      expect(help.stdout, commands[index]).toMatch(new RegExp(`^Usage: execmux ${commands[index]}`));
+      expect(helpCommand).toEqual(help);
+    }
+    // After `--`, --help belongs to the remote command.
+    const remote = await runCli(["exec", "--url", "ws://127.0.0.1:1", "--", "ls", "--help"]);
+    expect(remote.stderr).toMatch(/cannot connect/);
+    const unknown = await runCli(["exec", "--no-such-flag"]);
+    expect(unknown).toMatchObject({ code: 2, stderr: "execmux: unknown option --no-such-flag (see --help)\n" });
   });
 
   it("lists every option with its default in --help", async () => {

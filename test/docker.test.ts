@@ -4,12 +4,14 @@
  * handling, an unprivileged user, and the health check command.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
+import { freePort } from "./helpers/free-port.js";
 import { isRunning } from "./helpers/procfs.js";
+import { scratchDirectory } from "./helpers/scratch.js";
 
 const path = (relative: string) => fileURLToPath(new URL(`../${relative}`, import.meta.url));
 const dockerfile = readFileSync(path("docker/Dockerfile"), "utf8");
@@ -24,9 +26,14 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-/** Runs docker/entrypoint.sh (optionally through `setpriv` as another user) and waits for its URL line. */
-async function runEntrypoint(env: Record<string, string>, asUser?: number) {
-  const command = asUser === undefined ? [path("docker/entrypoint.sh")] : ["setpriv", `--reuid=${asUser}`, `--regid=${asUser}`, "--clear-groups", path("docker/entrypoint.sh")];
+/** Runs docker/entrypoint.sh with `args` (optionally through `setpriv` as another user) and waits for its URL line. */
+async function runEntrypoint(env: Record<string, string>, asUser?: number, args: string[] = []) {
+  const entrypoint = [path("docker/entrypoint.sh"), ...args];
+  // A /tmp of its own, as a container has (the entrypoint leaves the daemon's arguments there); open to the other user too.
+  const temporary = scratchDirectory("entrypoint");
+  chmodSync(temporary, 0o1777);
+  env = { TMPDIR: temporary, ...env };
+  const command = asUser === undefined ? entrypoint : ["setpriv", `--reuid=${asUser}`, `--regid=${asUser}`, "--clear-groups", ...entrypoint];
   const child = spawn(command[0]!, command.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], cwd: "/tmp" });
   children.push(child);
   let stderr = "";
@@ -54,6 +61,16 @@ describe("Dockerfile", () => {
     expect(dockerfile).not.toMatch(/COPY[^\n]*(\.env|\.pem|token)/i);
   });
 });
+
+/** Runs docker/healthcheck.mjs as Docker would: the container's environment, none of the daemon's arguments. */
+function healthCheck(env: Record<string, string>): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const probe = spawn(process.execPath, [path("docker/healthcheck.mjs")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    probe.stdout.on("data", (data: Buffer) => (stdout += data.toString()));
+    probe.once("close", (code) => resolve({ code, stdout }));
+  });
+}
 
 describe("container entrypoint", () => {
   it("starts the daemon, and on SIGTERM kills every child and exits 0", async () => {
@@ -85,15 +102,30 @@ describe("container entrypoint", () => {
   });
 
   it("has a health check command that passes against a ready daemon and fails otherwise", async () => {
-    const { url, child, exited } = await runEntrypoint({ EXECMUX_LISTEN: "ws://127.0.0.1:0" });
-    const check = (listen: string) =>
-      new Promise<number | null>((resolve) => {
-        const probe = spawn(process.execPath, [path("docker/healthcheck.mjs")], { env: { ...process.env, EXECMUX_LISTEN: listen }, stdio: "ignore" });
-        probe.once("exit", resolve);
-      });
-    expect(await check(url)).toBe(0);
+    const containerEnv = { EXECMUX_LISTEN: `ws://127.0.0.1:${await freePort()}`, TMPDIR: scratchDirectory("health") };
+    const { child, exited } = await runEntrypoint(containerEnv);
+    expect(await healthCheck(containerEnv)).toMatchObject({ code: 0, stdout: expect.stringMatching(/\/readyz: HTTP 200\n$/) });
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
-    expect(await check(url)).toBe(1);
+    expect(await healthCheck(containerEnv)).toMatchObject({ code: 1 });
+  });
+
+  it("probes the daemon where `docker run` flags or a config file put it, not where EXECMUX_LISTEN says", async () => {
+    const [byFlag, byFile, elsewhere] = [await freePort(), await freePort(), await freePort()];
+    // The image's EXECMUX_LISTEN points at a port nothing listens on.
+    const containerEnv = { EXECMUX_LISTEN: `ws://127.0.0.1:${elsewhere}`, TMPDIR: scratchDirectory("health") };
+    const flagged = await runEntrypoint(containerEnv, undefined, ["--listen", `ws://127.0.0.1:${byFlag}`]);
+    expect(await healthCheck(containerEnv)).toMatchObject({ code: 0, stdout: `http://127.0.0.1:${byFlag}/readyz: HTTP 200\n` });
+    flagged.child.kill("SIGTERM");
+    await flagged.exited;
+
+    const directory = scratchDirectory("health");
+    const configFile = `${directory}/execmux.json`;
+    writeFileSync(configFile, JSON.stringify({ listen: `ws://127.0.0.1:${byFile}` }));
+    const fileEnv = { TMPDIR: directory, EXECMUX_CONFIG: configFile };
+    const configured = await runEntrypoint(fileEnv);
+    expect(await healthCheck(fileEnv)).toMatchObject({ code: 0, stdout: `http://127.0.0.1:${byFile}/readyz: HTTP 200\n` });
+    configured.child.kill("SIGTERM");
+    await configured.exited;
   });
 });

@@ -17,6 +17,20 @@ describe("README", () => {
     for (const code of Object.values(ErrorCode)) expect(readme).toContain(`| ${code} |`);
   });
 
+  it("never tells anyone to run `npx execmux` outside the clone, where it is someone else's package", () => {
+    const mcpConfigs = [...readme.matchAll(/```json\n(\{ "mcpServers"[\s\S]*?)```/g)].map((match) => JSON.parse(match[1]!) as { mcpServers: Record<string, { command: string; args: string[] }> });
+    expect(mcpConfigs.length).toBeGreaterThan(0);
+    for (const config of mcpConfigs) {
+      for (const server of Object.values(config.mcpServers)) expect([server.command, ...server.args].slice(0, 2)).not.toEqual(["npx", "execmux"]);
+    }
+  });
+
+  it("starts the daemon with a command that passes signals to it", () => {
+    const scripts = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> }).scripts;
+    // npm forwards SIGTERM/SIGINT to its child; without exec that child is a shell that does not pass them on.
+    expect(scripts.start).toMatch(/^exec node /);
+  });
+
   it("gives the install and test commands that .ci/run runs", () => {
     expect(readme).toContain("npm install && npm start");
     expect(readme).toContain("npm install && npm test");

@@ -47,9 +47,9 @@ describe("sandbox from the clients", () => {
     expect(readdirSync(root)).toEqual([]);
   });
 
-  it("CLI: --sandbox workspace-write needs --cwd, and an unknown mode is refused", async () => {
+  it("CLI: --sandbox workspace-write needs a project (never /), and an unknown mode is refused", async () => {
     const daemon = await startTestDaemon();
-    const missingCwd = await runCli(["exec", "--url", daemon.url, "--sandbox", "workspace-write", "--", "true"]);
+    const missingCwd = await runCli(["exec", "--url", daemon.url, "--sandbox", "workspace-write", "--cwd", "/", "--", "true"]);
     expect(missingCwd.code).toBe(2);
     expect(missingCwd.stderr).toContain("--sandbox workspace-write needs --cwd DIR");
     const unknown = await runCli(["exec", "--url", daemon.url, "--sandbox", "danger", "--", "true"]);

@@ -41,8 +41,8 @@ describe("cwd", () => {
       ["file:///C:/work", ErrorCode.InvalidParams, "cwd URI `file:///C:/work` is not valid on this exec-server host: 'file:///C:/work' is invalid on 'linux'"],
       [undefined, ErrorCode.InvalidParams, "missing field `cwd`"],
       // Upstream learns these from the spawn itself.
-      ["/definitely/not/here", ErrorCode.InternalError, "No such file or directory (os error 2)"],
-      ["file:///etc/passwd", ErrorCode.InternalError, "Not a directory (os error 20)"],
+      ["/definitely/not/here", ErrorCode.InternalError, "No such file or directory (os error 2): working directory /definitely/not/here"],
+      ["file:///etc/passwd", ErrorCode.InternalError, "Not a directory (os error 20): working directory /etc/passwd"],
     ];
     for (const [cwd, code, message] of cases) {
       const reply = await client.request("process/start", { processId: "x", argv: ["true"], env: {}, ...(cwd === undefined ? {} : { cwd }) });

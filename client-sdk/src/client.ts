@@ -25,7 +25,7 @@ import { backoffDelay, resolveReconnectOptions, type ReconnectOptions, type Reso
 import { Emitter } from "./emitter.js";
 import { DisconnectedError, ExecmuxError, RpcRequestError, SessionLostError } from "./errors.js";
 import { ProcessHandle } from "./process-handle.js";
-import { RpcClient } from "./rpc-client.js";
+import { RpcClient, type FrameLimit } from "./rpc-client.js";
 import { openSocket, type SocketOptions } from "./socket.js";
 
 export interface ConnectOptions extends SocketOptions {
@@ -36,11 +36,13 @@ export interface ConnectOptions extends SocketOptions {
   /** Automatic reconnect and resume; `false` turns it off. */
   reconnect?: ReconnectOptions | false;
   /**
-   * Attach to an existing session instead of creating one (it must be
-   * detached, or held by a connection of yours that is dead: it is taken
-   * over), following `processes` from their first retained output.
+   * Attach to an existing session instead of creating one, following
+   * `processes` from their first retained output. A session still held by
+   * another connection is taken from it (`takeover`, the default: typically
+   * your own dead connection); with `takeover: false` connecting fails with
+   * the daemon's -32010 instead, naming the client that holds it.
    */
-  resume?: { sessionId: string; processes?: string[] };
+  resume?: { sessionId: string; processes?: string[]; takeover?: boolean };
   /** Receive output as binary frames instead of base64 in JSON. Default true. */
   binaryOutput?: boolean;
   /**
@@ -111,6 +113,8 @@ const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "proc
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_ACK_WINDOW_BYTES = 16 * 1024 * 1024;
+/** The daemon closes a socket with this when another connection took its session over. */
+const CLOSE_TAKEN_OVER = 4001;
 let processCounter = 0;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -129,6 +133,8 @@ export class ExecmuxClient {
   private finalError: ExecmuxError | undefined;
   /** The one reconnect loop, shared by every caller waiting for a connection. */
   private reconnecting: Promise<void> | undefined;
+  /** Learnt from a 1009 close; kept across reconnects. */
+  private readonly frameLimit: FrameLimit = { refusedBytes: Infinity };
 
   private constructor(
     private readonly url: string,
@@ -143,7 +149,7 @@ export class ExecmuxClient {
       client.session = options.resume.sessionId;
       for (const processId of options.resume.processes ?? []) client.adopt(processId);
     }
-    await client.open(options.resume !== undefined);
+    await client.open(options.resume !== undefined, options.resume?.takeover ?? true);
     return client;
   }
 
@@ -256,13 +262,14 @@ export class ExecmuxClient {
 
   // ---------------------------------------------------------------- connection
 
-  private async open(resume: boolean): Promise<void> {
+  private async open(resume: boolean, takeover = true): Promise<void> {
     const socket = await openSocket(this.url, this.options);
     const rpc = new RpcClient(
       socket,
       (method, params) => this.onNotification(method, params),
       (frame) => this.deliverOutput(frame.processId, frame.seq, frame.stream, frame.data),
-      (reason) => this.onSocketClosed(rpc, reason),
+      (reason, code) => this.onSocketClosed(rpc, reason, code),
+      this.frameLimit,
     );
     // Only processes the daemon confirmed: a start still waiting for this
     // connection is not known to the daemon yet.
@@ -279,7 +286,7 @@ export class ExecmuxClient {
       .request(
         "initialize",
         resume
-          ? { clientName: this.clientName, resumeSessionId: this.session, takeover: true, cursors, ...outputOptions }
+          ? { clientName: this.clientName, resumeSessionId: this.session, takeover, cursors, ...outputOptions }
           : { clientName: this.clientName, ...outputOptions },
         timeout,
       )
@@ -324,10 +331,16 @@ export class ExecmuxClient {
     }
   }
 
-  private onSocketClosed(rpc: RpcClient, reason: string): void {
+  private onSocketClosed(rpc: RpcClient, reason: string, code: number | undefined): void {
     if (rpc !== this.rpc || this.finalError) return;
     this.rpc = undefined;
     this.events.emit("disconnected", reason);
+    if (code === CLOSE_TAKEN_OVER) {
+      // Someone else resumed the session on purpose. Taking it back would
+      // evict them in turn, and two clients would fight over it forever.
+      this.finish(new SessionLostError(`session ${this.session} was taken over by another connection`));
+      return;
+    }
     if (!this.reconnectOptions.enabled) {
       this.finish(new DisconnectedError(reason));
       return;

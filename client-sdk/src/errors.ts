@@ -35,3 +35,21 @@ export class RequestTimeoutError extends ExecmuxError {
 export class SessionLostError extends ExecmuxError {
   override name = "SessionLostError";
 }
+
+/**
+ * A request's message was larger than the daemon accepts (its
+ * `--max-message-bytes`): the daemon closed the socket with 1009. Such a
+ * request is never sent again, and later ones at least as large fail at once.
+ */
+export class MessageTooLargeError extends ExecmuxError {
+  override name = "MessageTooLargeError";
+  constructor(
+    readonly method: string,
+    readonly bytes: number,
+  ) {
+    super(
+      `${method}: the message (${bytes} bytes) is larger than the daemon accepts (its --max-message-bytes); ` +
+        "send the data in smaller pieces",
+    );
+  }
+}

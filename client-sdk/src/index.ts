@@ -1,5 +1,5 @@
 export { connect, ExecmuxClient, type ConnectOptions, type StartOptions, type GapEvent } from "./client.js";
-export type { ReconnectOptions } from "./backoff.js";
+export { backoffDelay, resolveReconnectOptions, type ReconnectOptions } from "./backoff.js";
 export { ProcessHandle, type OutputEvent } from "./process-handle.js";
 export {
   UnifiedExec,
@@ -9,8 +9,9 @@ export {
   type ExecCommandParams,
   type ExecCommandOutput,
   type WriteStdinParams,
+  type UnifiedExecOptions,
 } from "./unified-exec.js";
-export { ExecmuxError, RpcRequestError, DisconnectedError, RequestTimeoutError, SessionLostError } from "./errors.js";
+export { ExecmuxError, RpcRequestError, DisconnectedError, RequestTimeoutError, SessionLostError, MessageTooLargeError } from "./errors.js";
 export type { WebSocketLike, WebSocketConstructor, SocketOptions } from "./socket.js";
 export { decodeBase64, encodeBase64 } from "./base64.js";
 export * from "@execmux/shared";

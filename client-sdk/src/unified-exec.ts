@@ -177,15 +177,39 @@ interface UnifiedSession {
   wake: (() => void) | undefined;
 }
 
+export interface UnifiedExecOptions {
+  /**
+   * The first session id to hand out (default 0). An agent that replaces a
+   * lost UnifiedExec with a new one starts past the old ids, so an old id
+   * never names a new process.
+   */
+  firstSessionId?: number;
+}
+
 export class UnifiedExec {
-  private nextSessionId = 0;
+  private nextSessionId: number;
   private readonly sessions = new Map<number, UnifiedSession>();
 
-  constructor(private readonly client: ExecmuxClient) {}
+  constructor(
+    private readonly client: ExecmuxClient,
+    options: UnifiedExecOptions = {},
+  ) {
+    this.nextSessionId = options.firstSessionId ?? 0;
+  }
 
   /** Sessions whose process is still running (or whose end was not reported yet). */
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /** Their ids. */
+  get sessionIds(): number[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** The id the next execCommand will get. */
+  get upcomingSessionId(): number {
+    return this.nextSessionId;
   }
 
   async execCommand(params: ExecCommandParams): Promise<ExecCommandOutput> {

@@ -1,79 +1,46 @@
 #!/usr/bin/env node
 /**
- * The `execmux` command. `execmux serve` runs the daemon: it prints exactly
- * one line, the ws:// URL, on stdout once it is listening; logs go to stderr.
+ * The `execmux` command: the daemon (`serve`) and its clients (`exec`, `ps`,
+ * `attach`, `mcp`). Errors are one line on stderr (exit 2 for bad options,
+ * 1 otherwise); the stack only with EXECMUX_DEBUG=1.
  */
-import { ConfigError, describeOptions, loadConfig } from "./config.js";
-import { startDaemon, type Daemon } from "./daemon.js";
-import { attachCommand } from "./commands/attach.js";
-import { execCommand } from "./commands/exec.js";
-import { mcpCommand } from "./commands/mcp.js";
-import { psCommand } from "./commands/ps.js";
+import { ConfigError } from "./config.js";
+import { CommandError, UsageError } from "./commands/command-error.js";
+import { COMMAND_USAGE, USAGE, wantsHelp, type CommandName } from "./commands/usage.js";
+import { EXECMUX_VERSION } from "./version.js";
 
-const USAGE = `Usage:
-  execmux serve [options]                 run the daemon (options below)
-  execmux exec [--tty] [--cwd DIR] [-e K=V]... [--detach] [--sandbox MODE] -- CMD ARGS...
-                                          run a command remotely, exit with its code;
-                                          --sandbox read-only|workspace-write confines it
-                                          as Codex does (workspace-write: --cwd is the project)
-  execmux ps --session ID                 list a session's processes
-  execmux attach --session ID PROCESS     replay and follow a process (Ctrl-] detaches)
-  execmux mcp [--cwd DIR]                 MCP server on stdio: exec_command, write_stdin
+type Command = (argv: string[]) => Promise<void>;
 
-Client commands take --url (EXECMUX_URL, default ws://127.0.0.1:7373),
---token (EXECMUX_TOKEN) and --session (EXECMUX_SESSION).
+/** Loaded on use: a client command never loads the daemon (Fastify, node-pty), and --help and --version load neither. */
+const COMMANDS: Record<CommandName, () => Promise<Command>> = {
+  serve: async () => (await import("./commands/serve.js")).serveCommand,
+  exec: async () => (await import("./commands/exec.js")).execCommand,
+  ps: async () => (await import("./commands/ps.js")).psCommand,
+  attach: async () => (await import("./commands/attach.js")).attachCommand,
+  mcp: async () => (await import("./commands/mcp.js")).mcpCommand,
+};
 
-Daemon options (each also an environment variable):
-${describeOptions()}
-`;
-
-async function serve(argv: string[]): Promise<void> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  const config = loadConfig(argv, process.env);
-  // Handlers go in before the URL is printed: a supervisor may signal the
-  // moment it reads that line.
-  let daemon: Daemon | undefined;
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    if (!daemon) process.exit(0); // nothing started yet
-    daemon.log.info({ signal }, "shutting down");
-    daemon.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        daemon?.log.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  // Token rotation without a restart.
-  process.on("SIGHUP", () => daemon?.reloadTokens());
-
-  daemon = await startDaemon(config);
-  process.stdout.write(`${daemon.url}\n`);
-}
+const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(COMMANDS, name);
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  if (isCommand(command)) {
+    if (wantsHelp(rest)) {
+      process.stdout.write(COMMAND_USAGE[command]);
+      return;
+    }
+    return (await COMMANDS[command]())(rest);
+  }
   switch (command) {
-    case "serve":
-      return serve(rest);
-    case "exec":
-      return execCommand(rest);
-    case "ps":
-      return psCommand(rest);
-    case "attach":
-      return attachCommand(rest);
-    case "mcp":
-      return mcpCommand(rest);
-    case undefined:
+    case "--version":
+    case "-V":
+    case "version":
+      process.stdout.write(`execmux ${EXECMUX_VERSION}\n`);
+      return;
     case "help":
+      process.stdout.write(isCommand(rest[0]) ? COMMAND_USAGE[rest[0]] : USAGE);
+      return;
+    case undefined:
     case "--help":
     case "-h":
       process.stdout.write(USAGE);
@@ -85,8 +52,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // A clear sentence for the user; the stack only when asked for (EXECMUX_DEBUG=1).
   const message = error instanceof Error ? (process.env.EXECMUX_DEBUG ? (error.stack ?? error.message) : error.message) : String(error);
   process.stderr.write(`execmux: ${message}\n`);
-  process.exit(error instanceof ConfigError ? 2 : 1);
+  process.exit(error instanceof ConfigError ? 2 : error instanceof UsageError || error instanceof CommandError ? error.exitCode : 1);
 });

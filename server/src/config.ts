@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { readFileSync } from "node:fs";
-import { Ajv } from "ajv";
+import { Ajv, type ErrorObject } from "ajv";
 
 export const ConfigSchema = Type.Object(
   {
@@ -194,15 +194,29 @@ export function loadConfig(
     raw[key] = value;
   }
   Object.assign(raw, overrides);
-  if (!validateConfig(raw)) {
-    const messages = (validateConfig.errors ?? []).map((error) => {
-      const key = error.instancePath.replace(/^\//, "") as ConfigKey;
-      const name = key ? `${flagOf(key)} (${envOf(key)})` : "configuration";
-      return `${name} ${error.message ?? "is invalid"}`;
-    });
-    throw new ConfigError(`invalid configuration: ${messages.join("; ")}`);
-  }
+  if (!validateConfig(raw)) throw new ConfigError(`invalid configuration: ${describeErrors(validateConfig.errors ?? [], raw).join("; ")}`);
   return raw as Config;
+}
+
+/**
+ * One sentence per bad option. ajv reports a choice of literals (a union) as
+ * one "must be equal to constant" per literal plus an "anyOf" summary; those
+ * become a single "must be one of ...".
+ */
+function describeErrors(errors: readonly ErrorObject[], raw: Record<string, unknown>): string[] {
+  const byOption = new Map<string, ErrorObject[]>();
+  for (const error of errors) byOption.set(error.instancePath, [...(byOption.get(error.instancePath) ?? []), error]);
+  return [...byOption].map(([path, optionErrors]) => {
+    const key = path.replace(/^\//, "") as ConfigKey;
+    const name = key ? `${flagOf(key)} (${envOf(key)})` : "configuration";
+    const got = key && key in raw ? ` (got ${JSON.stringify(raw[key])})` : "";
+    const allowed = optionErrors.flatMap((error) =>
+      error.keyword === "const" ? [(error.params as { allowedValue: unknown }).allowedValue] : error.keyword === "enum" ? (error.params as { allowedValues: unknown[] }).allowedValues : [],
+    );
+    if (allowed.length > 0) return `${name} must be one of ${allowed.map((value) => JSON.stringify(value)).join(", ")}${got}`;
+    const reasons = [...new Set(optionErrors.map((error) => error.message ?? "is invalid"))];
+    return `${name} ${reasons.join(" and ")}${got}`;
+  });
 }
 
 /** "ws://127.0.0.1:7373" -> host and port; IPv6 hosts in brackets. */

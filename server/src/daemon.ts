@@ -4,13 +4,13 @@
  * orderly shutdown that leaves no process behind.
  */
 import { readFileSync } from "node:fs";
-import { isIP } from "node:net";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import websocket from "@fastify/websocket";
 import { authorize, redactedUrl, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
+import { isLoopback } from "./loopback.js";
 import { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
@@ -32,12 +32,6 @@ export interface Daemon {
 
 /** How often shutdown checks whether every process has exited after SIGTERM. */
 const SHUTDOWN_POLL_MS = 10;
-
-function isLoopback(host: string): boolean {
-  if (host === "localhost") return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1";
-}
 
 export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port } = parseListen(config.listen);
@@ -91,7 +85,21 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     log: app.log,
   });
 
-  await app.register(websocket, { options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol } });
+  await app.register(websocket, {
+    options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol },
+    errorHandler: (error, socket, request) => {
+      // A client's protocol error (a frame over --max-message-bytes, bad
+      // framing): \`ws\` is already closing the socket with the right code,
+      // which the client needs to see, so no terminate() and no stack trace.
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === "string" && code.startsWith("WS_ERR_")) {
+        request.log.warn({ code }, `closing the connection: ${error.message}`);
+        return;
+      }
+      request.log.error({ err: error }, "connection failed");
+      socket.terminate();
+    },
+  });
 
   // Health endpoints are open; everything else needs the token when tokens are configured.
   const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);

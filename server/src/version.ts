@@ -1,4 +1,4 @@
-/** execmux's version, from the server package's package.json (one source for --version and environment/info). */
+/** execmux's version, from the server package's package.json: one source for --version and environment/info. */
 import { readFileSync } from "node:fs";
 
 export const EXECMUX_VERSION: string = (

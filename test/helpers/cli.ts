@@ -41,16 +41,18 @@ export async function spawnDaemon(args: string[] = ["--listen", "ws://127.0.0.1:
   return { child, url, stdoutLines, stderr: () => stderr, exited };
 }
 
-/** Runs the CLI to completion, with `input` on its stdin when given (otherwise /dev/null). */
+/** Runs the CLI to completion (in `cwd` if given), with `input` on its stdin when given (otherwise /dev/null). */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   input?: string,
+  cwd?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, ...env },
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      ...(cwd ? { cwd } : {}),
     });
     let stdout = "";
     let stderr = "";

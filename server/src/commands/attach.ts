@@ -1,25 +1,29 @@
 /**
  * `execmux attach --session ID PROCESS`: replays what the process printed
  * (as far as it is retained), then follows it live with stdin forwarded,
- * until it ends (exit with its code) or Ctrl-] detaches (in a terminal).
+ * until it ends (exit with its code) or Ctrl-] detaches (from a terminal,
+ * whether the process runs on a PTY or on pipes).
  */
-import { ConfigError } from "../config.js";
-import { connectWith, parseClientArgs } from "./client-args.js";
+import { CommandError, UsageError } from "./command-error.js";
+import { clientNameOf, connectWith, parseClientArgs } from "./client-args.js";
 import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
 
 export async function attachCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, {});
   const processId = args.rest[0];
-  if (!args.session || !processId) throw new ConfigError("usage: execmux attach --session ID PROCESS");
-  const client = await connectWith(args, { resume: { sessionId: args.session, processes: [processId] }, manualAcks: true });
+  if (!args.session || !processId) throw new UsageError("usage: execmux attach --session ID PROCESS");
+  const client = await connectWith(args, {
+    resume: { sessionId: args.session, processes: [processId] },
+    manualAcks: true,
+    clientName: clientNameOf("attach"),
+  });
   const info = (await client.list()).find((process) => process.processId === processId);
   const handle = client.handle(processId);
   if (!info || !handle) {
     client.close();
-    throw new ConfigError(`session ${args.session} has no process ${processId}`);
+    throw new CommandError(`session ${args.session} has no process ${processId}`, 1);
   }
-  // Our reader went away: detach, and leave the process to whoever attaches next.
-  printOutput(handle, () => exitWith(SIGPIPE_EXIT_CODE));
+  // Keys first: the detach key works from the moment the replay appears.
   forwardInput(handle, {
     raw: info.tty,
     onDetach: () => {
@@ -27,12 +31,19 @@ export async function attachCommand(argv: string[]): Promise<void> {
       process.stderr.write("\r\n[execmux: detached]\r\n");
       exitWith(0);
     },
+    connected: () => client.connected,
   });
+  // Our reader went away: detach, and leave the process to whoever attaches next.
+  printOutput(handle, () => exitWith(SIGPIPE_EXIT_CODE));
   if (info.tty) {
     followWindowSize(handle);
     if (process.stdout.isTTY) void handle.resize(process.stdout.columns, process.stdout.rows).catch(() => undefined);
   }
-  const code = await handle.wait();
+  const code = await handle.wait().catch((error: unknown) => {
+    // Taken over by another client, or the session is gone: say so in the terminal's own terms.
+    process.stderr.write(`\r\n[execmux: ${error instanceof Error ? error.message : String(error)}]\r\n`);
+    return 1;
+  });
   client.close();
   exitWith(code);
 }

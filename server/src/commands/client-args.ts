@@ -1,15 +1,19 @@
 /**
  * Argument parsing shared by the client commands (exec, ps, attach, mcp):
- * `--url`, `--token`, `--session` with their EXECMUX_* equivalents, and
- * command-specific flags.
+ * `--url`, `--token`, `--session` with their EXECMUX_* equivalents,
+ * `--takeover`, and command-specific flags.
  */
-import { connect, type ConnectOptions, type ExecmuxClient } from "@execmux/client";
-import { ConfigError } from "../config.js";
+import { hostname } from "node:os";
+import { connect, ErrorCode, RpcRequestError, type ConnectOptions, type ExecmuxClient } from "@execmux/client";
+import { unknownVariableWarnings } from "../unknown-variables.js";
+import { CommandError, UsageError } from "./command-error.js";
 
 export interface ClientArgs {
   url: string;
   token: string | undefined;
   session: string | undefined;
+  /** `--takeover`: take the session from a client that holds it. */
+  takeover: boolean;
   /** Flags the command declared, by name. */
   flags: Map<string, string[]>;
   /** Everything else, in order (after `--`, everything). */
@@ -23,8 +27,10 @@ export const DEFAULT_URL = "ws://127.0.0.1:7373";
  * `--cwd DIR`) or is a switch (`--tty`).
  */
 export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv, spec: Record<string, "value" | "switch">): ClientArgs {
+  for (const warning of unknownVariableWarnings(env)) process.stderr.write(`execmux: warning: ${warning}\n`);
   const flags = new Map<string, string[]>();
   const rest: string[] = [];
+  let takeover = false;
   const common: Record<string, string | undefined> = { url: env.EXECMUX_URL, token: env.EXECMUX_TOKEN, session: env.EXECMUX_SESSION };
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!;
@@ -32,28 +38,60 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
       rest.push(...argv.slice(index + 1));
       break;
     }
+    if (argument === "--takeover") {
+      takeover = true;
+      continue;
+    }
     const [name, inline] = argument.startsWith("--") && argument.includes("=") ? argument.split(/=(.*)/s, 2) : [argument, undefined];
     const key = name!.replace(/^--?/, "");
     if (["url", "token", "session"].includes(key) && name!.startsWith("--")) {
       const value = inline ?? argv[++index];
-      if (value === undefined) throw new ConfigError(`${name} needs a value`);
+      if (value === undefined) throw new UsageError(`${name} needs a value`);
       common[key] = value;
       continue;
     }
     const kind = spec[name!];
     if (!kind) {
-      if (name!.startsWith("-")) throw new ConfigError(`unknown option ${name}`);
+      if (name!.startsWith("-")) throw new UsageError(`unknown option ${name} (see --help)`);
       rest.push(argument);
       continue;
     }
     const value = kind === "switch" ? "true" : (inline ?? argv[++index]);
-    if (value === undefined) throw new ConfigError(`${name} needs a value`);
+    if (value === undefined) throw new UsageError(`${name} needs a value`);
     flags.set(name!, [...(flags.get(name!) ?? []), value]);
   }
-  return { url: common.url ?? DEFAULT_URL, token: common.token || undefined, session: common.session || undefined, flags, rest };
+  return { url: common.url ?? DEFAULT_URL, token: common.token || undefined, session: common.session || undefined, takeover, flags, rest };
 }
 
-/** Connects as the command line asked (`--url`, `--token`), with the command's own options. */
-export function connectWith(args: ClientArgs, options: ConnectOptions = {}): Promise<ExecmuxClient> {
-  return connect(args.url, { clientName: "execmux-cli", ...(args.token ? { token: args.token } : {}), ...options });
+/**
+ * The name a command gives the daemon: shown to a second client that finds
+ * the session taken, so a person can tell which terminal holds it.
+ */
+export const clientNameOf = (command: string) => `execmux ${command}, pid ${process.pid} on ${hostname()}`;
+
+/**
+ * Connects as the command line asked (`--url`, `--token`), with the command's
+ * own options. A session another client holds is not taken from it unless
+ * `takeover`: the error names that client instead.
+ */
+export async function connectWith(args: ClientArgs, options: ConnectOptions = {}): Promise<ExecmuxClient> {
+  const { resume, ...rest } = options;
+  const session = resume ?? (args.session ? { sessionId: args.session } : undefined);
+  const takeover = args.takeover;
+  try {
+    return await connect(args.url, {
+      clientName: clientNameOf("client"),
+      ...(args.token ? { token: args.token } : {}),
+      ...rest,
+      ...(session ? { resume: { ...session, takeover } } : {}),
+    });
+  } catch (error) {
+    if (error instanceof RpcRequestError && error.code === ErrorCode.SessionAttached) {
+      throw new CommandError(`${error.message.replace(/^initialize: | \(-32010\)$/g, "")}; stop that client first, or pass --takeover to take the session from it`, 1);
+    }
+    if (error instanceof RpcRequestError && error.code === ErrorCode.InvalidRequest && session) {
+      throw new CommandError(`no session ${session.sessionId} on ${args.url} (it ended, or expired after the daemon's --session-ttl-ms without a connection)`, 1);
+    }
+    throw error;
+  }
 }

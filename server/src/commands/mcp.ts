@@ -7,22 +7,52 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
-import { toTextOutput, UnifiedExec, type ExecCommandOutput } from "@execmux/client";
-import { connectWith, parseClientArgs } from "./client-args.js";
+import { SessionLostError, toTextOutput, type ExecCommandOutput, type UnifiedExec } from "@execmux/client";
+import { EXECMUX_VERSION } from "../version.js";
+import { clientNameOf, connectWith, parseClientArgs } from "./client-args.js";
+import { McpBackend } from "./mcp-backend.js";
+import { remoteCwd, resolveRemotePath } from "./remote-cwd.js";
 
-const asToolResult = (result: ExecCommandOutput) => ({ content: [{ type: "text" as const, text: toTextOutput(result) }] });
-const asToolError = (error: unknown) => ({
+type ToolResult = { isError?: boolean; content: { type: "text"; text: string }[] };
+
+/** A notice (the daemon's session was lost) goes first, as its own text block, so the upstream-shaped text stays intact. */
+const withNotice = (notice: string | undefined, result: ToolResult): ToolResult =>
+  notice ? { ...result, content: [{ type: "text", text: notice }, ...result.content] } : result;
+const asToolError = (error: unknown): ToolResult => ({
   isError: true,
-  content: [{ type: "text" as const, text: `Error: ${error instanceof Error ? error.message : String(error)}` }],
+  content: [{ type: "text", text: `Error: ${error instanceof Error ? error.message : String(error)}` }],
 });
 
 export async function mcpCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, { "--cwd": "value" });
-  const client = await connectWith(args, { clientName: "execmux-mcp" });
-  const exec = new UnifiedExec(client);
-  const defaultCwd = args.flags.get("--cwd")?.at(-1);
+  const defaultCwd = remoteCwd(args.url, args.flags.get("--cwd")?.at(-1));
+  const backend = new McpBackend(
+    args.url,
+    () => connectWith(args, { clientName: clientNameOf("mcp") }),
+    (line) => process.stderr.write(`execmux mcp: ${line}\n`),
+  );
+  backend.start();
 
-  const server = new McpServer({ name: "execmux", version: "0.1.0" });
+  /**
+   * Runs a tool on the current session. A call cut off by the loss of the
+   * daemon's session is run once more on the new one: nothing of it ran
+   * anywhere that still exists.
+   */
+  const run = async (tool: (exec: UnifiedExec) => Promise<ExecCommandOutput>): Promise<ToolResult> => {
+    let notice: string | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const current = await backend.current();
+        notice = current.notice ?? notice;
+        return withNotice(notice, { content: [{ type: "text", text: toTextOutput(await tool(current.exec)) }] });
+      } catch (error) {
+        if (error instanceof SessionLostError && attempt === 1) continue;
+        return withNotice(notice, asToolError(error));
+      }
+    }
+  };
+
+  const server = new McpServer({ name: "execmux", version: EXECMUX_VERSION });
   server.registerTool(
     "exec_command",
     {
@@ -41,23 +71,17 @@ export async function mcpCommand(argv: string[]): Promise<void> {
         login: z.boolean().optional().describe("Run it as a login shell, loading profiles (default true)."),
       },
     },
-    async (input) => {
-      try {
-        const cwd = input.workdir ?? defaultCwd;
-        return asToolResult(
-          await exec.execCommand({
-            cmd: input.cmd,
-            ...(cwd !== undefined ? { cwd } : {}),
-            ...(input.yield_time_ms !== undefined ? { yieldTimeMs: input.yield_time_ms } : {}),
-            ...(input.max_output_tokens !== undefined ? { maxOutputTokens: input.max_output_tokens } : {}),
-            ...(input.shell !== undefined ? { shell: input.shell } : {}),
-            ...(input.login !== undefined ? { login: input.login } : {}),
-          }),
-        );
-      } catch (error) {
-        return asToolError(error);
-      }
-    },
+    (input) =>
+      run((exec) =>
+        exec.execCommand({
+          cmd: input.cmd,
+          cwd: input.workdir === undefined ? defaultCwd : resolveRemotePath(defaultCwd, input.workdir),
+          ...(input.yield_time_ms !== undefined ? { yieldTimeMs: input.yield_time_ms } : {}),
+          ...(input.max_output_tokens !== undefined ? { maxOutputTokens: input.max_output_tokens } : {}),
+          ...(input.shell !== undefined ? { shell: input.shell } : {}),
+          ...(input.login !== undefined ? { login: input.login } : {}),
+        }),
+      ),
   );
   server.registerTool(
     "write_stdin",
@@ -74,28 +98,26 @@ export async function mcpCommand(argv: string[]): Promise<void> {
         max_output_tokens: z.number().int().min(1).optional().describe("Cap on the output returned, in tokens (default 10000)."),
       },
     },
-    async (input) => {
-      try {
-        return asToolResult(
-          await exec.writeStdin({
-            sessionId: input.session_id,
-            chars: input.chars ?? "",
-            ...(input.yield_time_ms !== undefined ? { yieldTimeMs: input.yield_time_ms } : {}),
-            ...(input.max_output_tokens !== undefined ? { maxOutputTokens: input.max_output_tokens } : {}),
-          }),
-        );
-      } catch (error) {
-        return asToolError(error);
-      }
-    },
+    (input) =>
+      run(async (exec) => {
+        if (backend.wasLost(input.session_id)) {
+          throw new Error(
+            `session ID ${input.session_id} was lost with the daemon's session (the daemon restarted, or the session expired); ` +
+              "its process is gone: run the command again with exec_command",
+          );
+        }
+        return exec.writeStdin({
+          sessionId: input.session_id,
+          chars: input.chars ?? "",
+          ...(input.yield_time_ms !== undefined ? { yieldTimeMs: input.yield_time_ms } : {}),
+          ...(input.max_output_tokens !== undefined ? { maxOutputTokens: input.max_output_tokens } : {}),
+        });
+      }),
   );
 
   const transport = new StdioServerTransport();
   transport.onclose = () => {
-    void exec.terminateAll().finally(() => {
-      client.close();
-      process.exit(0);
-    });
+    void backend.close().finally(() => process.exit(0));
   };
   await server.connect(transport);
   process.stdin.on("end", () => transport.onclose?.());

@@ -1,11 +1,11 @@
 /** `execmux ps --session ID`: the processes of a session, one line each. */
-import { ConfigError } from "../config.js";
-import { connectWith, parseClientArgs } from "./client-args.js";
+import { UsageError } from "./command-error.js";
+import { clientNameOf, connectWith, parseClientArgs } from "./client-args.js";
 
 export async function psCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, {});
-  if (!args.session) throw new ConfigError("execmux ps needs --session ID (or EXECMUX_SESSION); `execmux exec --detach` prints one");
-  const client = await connectWith(args, { resume: { sessionId: args.session }, reconnect: false });
+  if (!args.session) throw new UsageError("execmux ps needs --session ID (or EXECMUX_SESSION); `execmux exec --detach` prints one");
+  const client = await connectWith(args, { reconnect: false, clientName: clientNameOf("ps") });
   const rows = (await client.list()).map((process) => [
     process.processId,
     process.state,

@@ -1,22 +1,126 @@
 /** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
-import type { ProcessHandle } from "@execmux/client";
+import { execFileSync } from "node:child_process";
+import type { ExecmuxClient, ProcessHandle } from "@execmux/client";
 import { SignalNumbers } from "@execmux/shared";
 
 /** How a shell reports a pipeline member killed by SIGPIPE. */
 export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;
 
-/** Sends local stdin to the process; EOF closes its stdin. In raw mode, Ctrl-] detaches. */
-export function forwardInput(handle: ProcessHandle, options: { raw: boolean; onDetach?: () => void }): void {
+const CTRL_C = 0x03;
+/** Ctrl-], telnet's and docker's escape. */
+const DETACH_KEY = 0x1d;
+/**
+ * How long a forwarded Ctrl-C or signal may go unanswered before the next
+ * one ends the command instead: longer than a round trip to a distant
+ * daemon (so a quick double Ctrl-C still reaches the remote program),
+ * shorter than a person's patience with a half-open connection.
+ */
+const UNANSWERED_MS = 1_000;
+
+/** Whether a forwarded interrupt has been waiting for its answer longer than UNANSWERED_MS. */
+function interruptTracker() {
+  let waitingSince: number | undefined;
+  return {
+    sent(answered: Promise<unknown>): void {
+      waitingSince ??= Date.now();
+      void answered.finally(() => (waitingSince = undefined));
+    },
+    stuck: () => waitingSince !== undefined && Date.now() - waitingSince > UNANSWERED_MS,
+  };
+}
+
+export interface InputOptions {
+  /** Put the terminal in raw mode (a remote PTY does the line editing). */
+  raw: boolean;
+  /** Ctrl-] (from a terminal) detaches instead of being sent. */
+  onDetach?: () => void;
+  /**
+   * While this is false a raw Ctrl-C cannot reach the remote PTY, so it ends
+   * the command here; so does one typed while an earlier one is stuck.
+   */
+  connected?: () => boolean;
+}
+
+/** Sends local stdin to the process; EOF closes its stdin. */
+export function forwardInput(handle: ProcessHandle, options: InputOptions): void {
   const stdin = process.stdin;
-  if (options.raw && stdin.isTTY) stdin.setRawMode(true);
+  const raw = options.raw && stdin.isTTY;
+  if (raw) stdin.setRawMode(true);
+  else if (options.onDetach) detachOnKeyInCookedMode(options.onDetach);
+  const interrupts = interruptTracker();
   stdin.on("data", (data: Buffer) => {
-    if (options.raw && options.onDetach && data.includes(0x1d)) {
+    if (raw && options.onDetach && data.includes(DETACH_KEY)) {
       options.onDetach();
       return;
     }
-    void handle.write(data).catch(() => undefined);
+    const interrupt = raw && options.connected !== undefined && data.includes(CTRL_C);
+    if (interrupt && (interrupts.stuck() || !options.connected!())) {
+      exitUnreachable("SIGINT");
+      return;
+    }
+    const written = handle.write(data).catch(() => undefined);
+    if (interrupt) interrupts.sent(written);
   });
   stdin.on("end", () => void handle.closeStdin().catch(() => undefined));
+}
+
+/**
+ * Ctrl-] for a terminal in cooked mode (a pipe process: the kernel's line
+ * editing and echo stay, so no raw mode). The terminal's QUIT character
+ * becomes Ctrl-], so the key sends SIGQUIT at once instead of waiting in the
+ * line buffer; the settings are put back on exit.
+ */
+function detachOnKeyInCookedMode(onDetach: () => void): void {
+  if (!process.stdin.isTTY) return;
+  const stty = (...args: string[]) => execFileSync("stty", args, { stdio: ["inherit", "pipe", "pipe"], encoding: "utf8" }).trim();
+  let saved: string;
+  try {
+    saved = stty("-g");
+    stty("quit", "^]");
+  } catch {
+    return; // no stty: Ctrl-C still ends the command
+  }
+  process.on("exit", () => {
+    try {
+      stty(saved);
+    } catch {
+      // the terminal is gone
+    }
+  });
+  process.on("SIGQUIT", onDetach);
+  // Ending by a signal's default action would skip the "exit" handler and leave QUIT on Ctrl-].
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => exitWith(128 + SignalNumbers[signal]));
+}
+
+/**
+ * Ends the command after `signal` when the daemon cannot be told: a local
+ * Ctrl-C or SIGTERM must always work. The remote process keeps running.
+ * (The exit comes once stdout has drained, so callers return.)
+ */
+function exitUnreachable(signal: "SIGINT" | "SIGTERM" | "SIGHUP"): void {
+  process.stderr.write(`\r\nexecmux: ${signal} while the daemon is unreachable; exiting (the remote process keeps running until its session expires)\r\n`);
+  exitWith(128 + SignalNumbers[signal]);
+}
+
+/**
+ * Ctrl-C, SIGTERM and SIGHUP go to the remote process, as if it were local.
+ * While the daemon is unreachable, or one sent before is stuck on its way,
+ * they end this command at once instead.
+ */
+export function forwardSignals(client: ExecmuxClient, handle: ProcessHandle): void {
+  const signals = interruptTracker();
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      if (!client.connected || signals.stuck()) {
+        exitUnreachable(signal);
+        return;
+      }
+      const delivered = handle.signal(signal).catch(() => {
+        if (!client.connected) exitUnreachable(signal);
+      });
+      signals.sent(delivered);
+    });
+  }
 }
 
 /** Keeps the remote PTY's size equal to this terminal's. */

@@ -18,8 +18,8 @@ export async function initialize(
     // may wait, or a live event could reach the client ahead of the reply.
     const info = await environmentInfo();
     const session = params.resumeSessionId
-      ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
-      : registry.create(connection);
+      ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false, params.clientName)
+      : registry.create(connection, params.clientName);
     connection.bindSession(session);
     const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");

@@ -45,6 +45,8 @@ export class SpawnError extends Error {
   constructor(
     message: string,
     readonly errno: string,
+    /** What failed when it was not the program itself (the working directory), for the client's message. */
+    readonly subject?: string,
   ) {
     super(message);
     this.name = "SpawnError";

@@ -7,7 +7,8 @@ import { invalidParams } from "../rpc/rpc-error.js";
  * `cwd` (a file URI, or a native absolute path) as a directory on this host.
  * A URI that is no path here is a params error, as upstream; a directory that
  * does not exist is a spawn error (upstream learns it from the spawn), with
- * the same OS wording.
+ * the same OS wording first and the directory named after it, so a client
+ * can tell it from a missing program.
  */
 export function resolveCwd(cwd: string): string {
   const parsed = fileUriToPath(cwd);
@@ -21,8 +22,8 @@ export function resolveCwd(cwd: string): string {
     isDirectory = statSync(parsed.path).isDirectory();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "ENOENT";
-    throw new SpawnError(`cwd ${parsed.path}: ${code}`, code);
+    throw new SpawnError(`cwd ${parsed.path}: ${code}`, code, `working directory ${parsed.path}`);
   }
-  if (!isDirectory) throw new SpawnError(`cwd ${parsed.path} is not a directory`, "ENOTDIR");
+  if (!isDirectory) throw new SpawnError(`cwd ${parsed.path} is not a directory`, "ENOTDIR", `working directory ${parsed.path}`);
   return parsed.path;
 }

@@ -35,10 +35,16 @@ function copyEnv(source: Readonly<Record<string, string | undefined>> | null | u
   return result;
 }
 
+/**
+ * `cwd` is where the child runs: an inherited PWD names the directory the
+ * daemon was started in, which programs that trust PWD (make, env, many
+ * scripts) would take for theirs, so it is replaced, as a shell would.
+ */
 export function buildChildEnv(
   env: EnvMap | null | undefined,
   policy: EnvPolicy | null | undefined,
   daemonEnv: Readonly<Record<string, string | undefined>>,
+  cwd: string,
 ): Record<string, string> {
   if (!policy) return copyEnv(env);
 
@@ -46,6 +52,7 @@ export function buildChildEnv(
   for (const name of Object.keys(inherited)) {
     if (name.toUpperCase().startsWith(DAEMON_PREFIX)) delete inherited[name];
   }
+  if (inherited.PWD !== undefined) inherited.PWD = cwd;
 
   let result = Object.create(null) as Record<string, string>;
   for (const name of Object.keys(inherited)) {

@@ -36,7 +36,7 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  create(sink: SessionSink): Session {
+  create(sink: SessionSink, clientName: string): Session {
     if (this.sessions.size >= this.options.maxSessions) {
       throw limitExceeded("maxSessions", `the daemon has its maximum of ${this.options.maxSessions} sessions`);
     }
@@ -47,7 +47,7 @@ export class SessionRegistry {
       maxProcesses: this.options.maxProcesses,
       countAllProcesses: () => this.totalProcesses(),
     });
-    session.attach(sink);
+    session.attach(sink, clientName);
     this.sessions.set(id, session);
     this.options.metrics.sessionEvents.inc({ event: "created" });
     this.updateGauges();
@@ -59,12 +59,14 @@ export class SessionRegistry {
    * ones). With `takeover`, a session held by another socket is taken from it:
    * the client proved it owns the session by knowing its id.
    */
-  resume(sessionId: string, sink: SessionSink, takeover: boolean): Session {
+  resume(sessionId: string, sink: SessionSink, takeover: boolean, clientName: string): Session {
     const session = this.sessions.get(sessionId);
     if (!session) throw invalidRequest(`unknown session id ${sessionId}`);
     if (session.attached) {
       if (!takeover) {
-        throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection`);
+        const holder = session.holder;
+        const who = holder ? ` (client "${holder.clientName}", attached ${Math.round((Date.now() - holder.since) / 1000)} s ago)` : "";
+        throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection${who}`);
       }
       session.evictSink();
       this.options.metrics.sessionEvents.inc({ event: "taken_over" });
@@ -72,7 +74,7 @@ export class SessionRegistry {
     const timer = this.expiryTimers.get(session);
     if (timer) clearTimeout(timer);
     this.expiryTimers.delete(session);
-    session.attach(sink);
+    session.attach(sink, clientName);
     this.options.metrics.sessionEvents.inc({ event: "resumed" });
     this.updateGauges();
     return session;

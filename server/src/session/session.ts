@@ -24,9 +24,16 @@ export interface SessionLimits {
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
 export const STARTING = Symbol("starting");
 
+/** Who holds a session: named in the error a second client gets, so a person knows which one to stop. */
+export interface SessionHolder {
+  readonly clientName: string;
+  readonly since: number;
+}
+
 export class Session {
   private readonly processes = new Map<string, ManagedProcess | typeof STARTING>();
   private sink: SessionSink | undefined;
+  private heldBy: SessionHolder | undefined;
 
   constructor(
     readonly id: string,
@@ -45,8 +52,14 @@ export class Session {
     return this.sink !== undefined;
   }
 
-  attach(sink: SessionSink): void {
+  /** The client attached now, if any. */
+  get holder(): SessionHolder | undefined {
+    return this.sink ? this.heldBy : undefined;
+  }
+
+  attach(sink: SessionSink, clientName: string): void {
     this.sink = sink;
+    this.heldBy = { clientName, since: Date.now() };
   }
 
   detach(sink: SessionSink): void {

@@ -27,8 +27,14 @@ export async function processStart(
   try {
     return await start(params, program, args, { session, connection, afterReply });
   } catch (error) {
-    // Upstream's words for a failed spawn: the OS error alone.
-    if (error instanceof SpawnError) throw internalError(osErrorMessage(error.errno) ?? `failed to start ${program}: ${error.message}`);
+    // Upstream's words for a failed spawn: the OS error (and, for a missing
+    // working directory, which one: upstream's message is the same as for a
+    // missing program, and a client cannot tell them apart).
+    if (error instanceof SpawnError) {
+      const os = osErrorMessage(error.errno);
+      if (!os) throw internalError(`failed to start ${program}: ${error.message}`);
+      throw internalError(error.subject ? `${os}: ${error.subject}` : os);
+    }
     throw error;
   }
 }
@@ -52,7 +58,7 @@ async function start(
   const { config, log } = connection.deps;
   const tty = params.tty ?? false;
   const cwd = resolveCwd(params.cwd);
-  const env = buildChildEnv(params.env, params.envPolicy, process.env);
+  const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
   if (argvEnvBytes > config.maxArgvEnvBytes) {
     throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);

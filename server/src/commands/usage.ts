@@ -1,0 +1,99 @@
+/** The help texts of `execmux` and each of its commands. */
+import { describeOptions } from "../config.js";
+
+const CLIENT_OPTIONS = `Connection options (every client command):
+  --url URL        the daemon (EXECMUX_URL, default ws://127.0.0.1:7373)
+  --token TOKEN    its bearer token (EXECMUX_TOKEN)
+  --session ID     a session to use instead of a new one (EXECMUX_SESSION)
+  --takeover       take that session from another client holding it`;
+
+const CWD_RULE = `The remote working directory defaults to this shell's current directory when
+the daemon is on this machine (a loopback --url), and to / otherwise; a
+relative --cwd is resolved against that default.`;
+
+export const COMMAND_USAGE = {
+  serve: `Usage: execmux serve [options]
+
+Runs the daemon. Prints its URL (one line) on stdout once listening; logs are
+JSON lines on stderr. SIGTERM or SIGINT stops it and every process it started.
+
+Options (each also an environment variable; a config file, then the
+environment, then flags, each overriding the one before):
+${describeOptions()}
+`,
+  exec: `Usage: execmux exec [options] -- CMD [ARGS...]
+
+Runs CMD on the daemon as if it were local: stdout and stderr stream apart,
+stdin is forwarded (EOF closes it remotely), and it exits with CMD's exit code
+(127 if CMD is not found, 126 if it cannot be executed). Ctrl-C and SIGTERM go to the remote process; while
+the daemon is unreachable (or the previous one has gone unanswered for a
+second) they end this command at once.
+
+Options:
+  -t, --tty        run CMD on a terminal (raw mode, follows window resizes)
+  --cwd DIR        remote working directory
+  -e, --env K=V    set an environment variable (repeatable)
+  -d, --detach     start CMD and return at once, printing its session and process
+  --sandbox MODE   confine CMD as Codex does, with bubblewrap: read-only, or
+                   workspace-write (the remote cwd is the writable project)
+
+${CWD_RULE}
+
+${CLIENT_OPTIONS}
+`,
+  ps: `Usage: execmux ps --session ID
+
+Lists the processes of a session, one line each.
+
+${CLIENT_OPTIONS}
+`,
+  attach: `Usage: execmux attach [--takeover] --session ID PROCESS
+
+Replays what PROCESS printed (as far as the daemon retained it), then follows
+it live with stdin forwarded; exits with its exit code when it ends. Ctrl-]
+detaches (from a terminal), leaving the process running. For a process on
+pipes, Ctrl-C ends attach too (exit 130) without signalling the process.
+
+A session has one connection at a time: while another client holds it,
+attach says which one and stops. --takeover takes the session from it (that
+client then stops with a message).
+
+${CLIENT_OPTIONS}
+`,
+  mcp: `Usage: execmux mcp [--cwd DIR]
+
+A Model Context Protocol server on stdio with the tools exec_command and
+write_stdin, running commands on the daemon. It waits for a daemon that is
+not up yet, reconnects after an outage, and when the daemon lost its session
+(a restart) starts a new one and says so in the next tool result.
+
+Options:
+  --cwd DIR        default directory for commands (a tool call's workdir is
+                   resolved against it)
+
+${CWD_RULE}
+
+${CLIENT_OPTIONS}
+`,
+} as const;
+
+export type CommandName = keyof typeof COMMAND_USAGE;
+
+export const USAGE = `Usage: execmux COMMAND [options]
+
+Commands:
+  serve                                   run the daemon
+  exec [options] -- CMD ARGS...           run a command remotely, exit with its code
+  ps --session ID                         list a session's processes
+  attach --session ID PROCESS             replay and follow a process (Ctrl-] detaches)
+  mcp [--cwd DIR]                         MCP server on stdio: exec_command, write_stdin
+
+execmux COMMAND --help     that command's options
+execmux --version          the version
+`;
+
+/** True when `--help` or `-h` comes before any `--` (after it, they belong to the remote command). */
+export function wantsHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).some((argument) => argument === "--help" || argument === "-h");
+}
