@@ -10,6 +10,8 @@ export class RpcRequestError extends ExecmuxError {
   override name = "RpcRequestError";
   readonly code: number;
   readonly data: unknown;
+  /** The daemon's message as it sent it (`message` adds the method and code). */
+  readonly rpcMessage: string;
   constructor(
     readonly method: string,
     body: RpcErrorBody,
@@ -17,6 +19,7 @@ export class RpcRequestError extends ExecmuxError {
     super(`${method}: ${body.message} (${body.code})`);
     this.code = body.code;
     this.data = body.data;
+    this.rpcMessage = body.message;
   }
 }
 

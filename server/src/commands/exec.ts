@@ -81,15 +81,15 @@ function explainStartFailure(error: unknown, program: string, where: { cwd: stri
   if (!(error instanceof RpcRequestError)) return error;
   // The daemon words a failed exec as upstream does: the OS error alone
   // (a missing working directory names itself after it).
-  if (error.code === ErrorCode.InternalError && error.message === "No such file or directory (os error 2)") {
-    return new CommandError(`${program}: command not found on the daemon (${error.message})`, NOT_FOUND_EXIT_CODE);
+  if (error.code === ErrorCode.InternalError && error.rpcMessage === "No such file or directory (os error 2)") {
+    return new CommandError(`${program}: command not found on the daemon (${error.rpcMessage})`, NOT_FOUND_EXIT_CODE);
   }
-  if (error.code === ErrorCode.InternalError && error.message === "Permission denied (os error 13)") {
-    return new CommandError(`${program}: not executable on the daemon (${error.message})`, NOT_EXECUTABLE_EXIT_CODE);
+  if (error.code === ErrorCode.InternalError && error.rpcMessage === "Permission denied (os error 13)") {
+    return new CommandError(`${program}: not executable on the daemon (${error.rpcMessage})`, NOT_EXECUTABLE_EXIT_CODE);
   }
-  if (error.code === ErrorCode.InternalError && where.defaulted && where.loopback && error.message.endsWith(`working directory ${where.cwd}`)) {
+  if (error.code === ErrorCode.InternalError && where.defaulted && where.loopback && error.rpcMessage.endsWith(`working directory ${where.cwd}`)) {
     return new CommandError(
-      `${error.message}: the remote working directory defaults to this one for a daemon on this machine; pass --cwd DIR`,
+      `${error.rpcMessage}: the remote working directory defaults to this one for a daemon on this machine; pass --cwd DIR`,
       1,
     );
   }
