@@ -5,6 +5,11 @@
  * against the real upstream binary. Every HTTP server is a loopback one the
  * test starts.
  */
+import { writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import { connect as netConnect, type Socket } from "node:net";
+import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -12,9 +17,11 @@ import WebSocket from "ws";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { HttpTarget, headerValues, type CapturedRequest } from "./helpers/http-target.js";
+import { scratchDirectory } from "./helpers/scratch.js";
+import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
 import { startUpstreamExecServer } from "./helpers/upstream.js";
 import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
-import { bypassedByNoProxy, isLoopback } from "../server/dist/methods/http/proxy-route.js";
+import { bypassedByNoProxy, isLoopback, routeFor } from "../server/dist/methods/http/proxy-route.js";
 import { responseHeaders } from "../server/dist/methods/http/response-headers.js";
 import { urlErrorReason } from "../server/dist/methods/http/url-error.js";
 
@@ -38,6 +45,44 @@ function deltasOf(client: WireClient, requestId: string): Record<string, unknown
 function terminalOf(client: WireClient, requestId: string): Promise<WireMessage> {
   return client.next((message) => isDeltaOf(requestId)(message) && message.params?.done === true);
 }
+
+/** An https server on 127.0.0.1 with the test certificate, answering with the Host it was asked for; closed after the test. */
+async function startHttpsTarget(): Promise<{ port: number; server: HttpsServer }> {
+  const server = createHttpsServer({ key: TEST_TLS_KEY, cert: TEST_TLS_CERT }, (request, response) => response.end(`secure ${request.headers.host}`));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onTestFinishedClose(server);
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+/** A proxy that only tunnels: every CONNECT goes to 127.0.0.1 at the port asked for, whatever host is named. */
+async function startTunnelProxy(): Promise<{ url: string; authorities: string[] }> {
+  const authorities: string[] = [];
+  const server = createHttpServer();
+  server.on("connect", (request, client: Socket) => {
+    authorities.push(request.url ?? "");
+    const port = Number((request.url ?? "").split(":").pop());
+    const upstream = netConnect(port, "127.0.0.1", () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onTestFinishedClose(server);
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, authorities };
+}
+
+const closeAfterTest: { closeAllConnections(): void; close(): void }[] = [];
+function onTestFinishedClose(server: { closeAllConnections(): void; close(): void }): void {
+  closeAfterTest.push(server);
+}
+afterEach(() => {
+  for (const server of closeAfterTest.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
 
 /** Sends the head and the first chunks of a chunked body, leaving the response open. */
 function startChunked(request: CapturedRequest, chunks: string[], headers: Record<string, string> = {}): void {
@@ -173,17 +218,23 @@ describe("http/request: upstream's tests/http_request.rs", () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
     const target = await HttpTarget.start();
-    const delayedUrl = `${target.url}/mcp?case=optional-timeout`;
-    const withoutTimeout = client.request("http/request", httpParams(delayedUrl, { requestId: "no-timeout" }));
-    const withNullTimeout = client.request("http/request", httpParams(delayedUrl, { requestId: "null-timeout", timeoutMs: null }));
-    const withTimeout = client.request("http/request", httpParams(delayedUrl, { requestId: "short-timeout", timeoutMs: 10 }));
+    const delayedUrl = (name: string) => `${target.url}/mcp?case=optional-timeout&request=${name}`;
+    const withoutTimeout = client.request("http/request", httpParams(delayedUrl("absent"), { requestId: "absent" }));
+    const withNullTimeout = client.request("http/request", httpParams(delayedUrl("null"), { requestId: "null", timeoutMs: null }));
+    const withTimeout = client.request("http/request", httpParams(delayedUrl("short"), { requestId: "short", timeoutMs: 10 }));
 
-    // All three are held by the server; only the one with a timeout gives up.
+    // The server holds every request; only the one with a timeout gives up.
     const timedOut = await withTimeout;
     expect(timedOut.error?.code).toBe(ErrorCode.InternalError);
     expect(timedOut.error?.message).toMatch(/^http\/request failed: /);
-    const held = [await target.next(), await target.next(), await target.next()];
-    for (const request of held) if (!request.response.destroyed) request.response.end("slow-success");
+    // Answered only now, long after 10 ms (the short one may never have reached the server).
+    const answered = new Set<string>();
+    while (answered.size < 2) {
+      const request = await target.next();
+      if (request.target.endsWith("short")) continue;
+      request.response.end("slow-success");
+      answered.add(request.target);
+    }
     expect(unb64((await withoutTimeout).result?.bodyBase64)).toBe("slow-success");
     expect(unb64((await withNullTimeout).result?.bodyBase64)).toBe("slow-success");
   });
@@ -334,10 +385,11 @@ describe("http/request: beyond upstream's tests", () => {
   });
 
   it("applies timeoutMs to a streamed body too: the terminal frame reports it", async () => {
+    // The head comes at once; 2 s leaves a loaded machine time to deliver it before the deadline.
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
     const target = await HttpTarget.start((request) => startChunked(request, ["first"]));
-    const { result } = await client.request("http/request", httpParams(target.url, { requestId: "slow", streamResponse: true, timeoutMs: 300 }));
+    const { result } = await client.request("http/request", httpParams(target.url, { requestId: "slow", streamResponse: true, timeoutMs: 2000 }));
     expect(result?.status).toBe(200);
     const terminal = await terminalOf(client, "slow");
     expect(terminal.params?.error).toBe("error decoding response body");
@@ -450,11 +502,10 @@ describe("http/request: beyond upstream's tests", () => {
     expect(received).toBeLessThan(BODY);
   });
 
-  it("sends other URLs through HTTP_PROXY unless NO_PROXY exempts them", async () => {
+  it("sends other URLs through HTTP_PROXY, with its credentials, and https ones through a CONNECT", async () => {
     const proxy = await HttpTarget.start((request) => request.response.end("via proxy"));
     vi.stubEnv("HTTP_PROXY", `http://user:secret@127.0.0.1:${proxy.port}`);
     vi.stubEnv("HTTPS_PROXY", proxy.url);
-    vi.stubEnv("NO_PROXY", "exempt.invalid");
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
 
@@ -466,11 +517,49 @@ describe("http/request: beyond upstream's tests", () => {
     const tunnelled = await client.request("http/request", httpParams("https://example.invalid/secure"));
     expect(tunnelled.error?.message).toBe("http/request failed: error sending request for url (https://example.invalid/secure)");
     expect(proxy.connects.map((connect) => connect.authority)).toEqual(["example.invalid:443"]);
+    // NO_PROXY exemptions are checked below as a unit: sent directly, such a request
+    // would need a DNS lookup, and tests reach nothing beyond loopback.
+  });
 
-    // Exempt: sent directly, so it fails to resolve instead of reaching the proxy.
-    const exempt = await client.request("http/request", httpParams("http://api.exempt.invalid/"));
-    expect(exempt.error?.message).toBe("http/request failed: error sending request for url (http://api.exempt.invalid/)");
-    expect(proxy.requests).toHaveLength(1);
+  it("speaks https, trusting the roots CODEX_CA_CERTIFICATE adds, directly and through a CONNECT tunnel", async () => {
+    const { port } = await startHttpsTarget();
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+
+    // Node's own roots do not know the test certificate.
+    const untrusted = await client.request("http/request", httpParams(`https://localhost:${port}/`));
+    expect(untrusted.error).toEqual({
+      code: ErrorCode.InternalError,
+      message: `http/request failed: error sending request for url (https://localhost:${port}/)`,
+    });
+
+    const bundle = join(scratchDirectory("http-ca"), "ca.pem");
+    writeFileSync(bundle, TEST_TLS_CERT);
+    vi.stubEnv("CODEX_CA_CERTIFICATE", bundle);
+    const direct = await client.call("http/request", httpParams(`https://localhost:${port}/`));
+    expect(unb64(direct.bodyBase64)).toBe(`secure localhost:${port}`);
+
+    const proxy = await startTunnelProxy();
+    vi.stubEnv("HTTPS_PROXY", proxy.url);
+    const tunnelled = await client.call("http/request", httpParams(`https://example.invalid:${port}/`));
+    expect(unb64(tunnelled.bodyBase64)).toBe(`secure example.invalid:${port}`);
+    expect(proxy.authorities).toEqual([`example.invalid:${port}`]);
+  });
+
+  it("treats a timeoutMs too large for a timer as no timeout", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    const target = await HttpTarget.start();
+    // Node fires a setTimeout longer than 2^31-1 ms at once; this must not time out.
+    const reply = client.request("http/request", httpParams(target.url, { timeoutMs: 2 ** 40 }));
+    const failedEarly = reply.then((early) => Promise.reject(new Error(`answered before the server did: ${JSON.stringify(early)}`)));
+    failedEarly.catch(() => undefined);
+    const held = await Promise.race([target.next(), failedEarly]);
+    // A whole exchange later, a timer fired at once would long have failed the request.
+    const quick = await HttpTarget.start((request) => request.response.end("quick"));
+    expect(unb64((await client.call("http/request", httpParams(quick.url, { requestId: "quick" }))).bodyBase64)).toBe("quick");
+    held.response.end("late");
+    expect(unb64((await reply).result?.bodyBase64)).toBe("late");
   });
 
   it("refuses a header valueEnvVar, since the daemon reports httpHeaderEnvVars false", async () => {
@@ -569,6 +658,14 @@ describe("http/request: pure units", () => {
     expect(bypassedByNoProxy("anything.example", " foo , * ")).toBe(true);
     expect(bypassedByNoProxy("example.com", "")).toBe(false);
     expect(["localhost", "127.9.8.7", "::1"].map(isLoopback)).toEqual([true, true, true]);
+    const env = { HTTP_PROXY: "127.0.0.1:3128", https_proxy: "http://proxy.example:8080", NO_PROXY: "exempt.example" };
+    expect(routeFor(new URL("http://api.example/"), env)).toEqual({ kind: "proxy", proxy: new URL("http://127.0.0.1:3128") });
+    expect(routeFor(new URL("https://api.example/"), env)).toEqual({ kind: "proxy", proxy: new URL("http://proxy.example:8080") });
+    expect(routeFor(new URL("http://api.exempt.example/"), env)).toEqual({ kind: "direct" });
+    expect(routeFor(new URL("http://127.0.0.1:9/"), env)).toEqual({ kind: "direct" });
+    expect(routeFor(new URL("http://api.example/"), { ALL_PROXY: "socks5://127.0.0.1:1080" })).toEqual({ kind: "unsupported", proxy: "socks5:" });
+    // httpoxy: under CGI, HTTP_PROXY may come from a request header.
+    expect(routeFor(new URL("http://api.example/"), { ...env, REQUEST_METHOD: "GET" })).toEqual({ kind: "direct" });
     expect(["localhost.example", "192.168.1.5", "::2"].map(isLoopback)).toEqual([false, false, false]);
   });
 

@@ -4,8 +4,9 @@
  * 1 MiB (upstream's MAX_HTTP_BODY_DELTA_BYTES); the last frame is `done`
  * with an empty delta and `error` set when the body broke off. The body is
  * only read while the socket to the client has room: a client that stops
- * reading stops the read, and TCP stops the server, so the daemon holds at
- * most one delta per stream, whatever the body's size.
+ * reading stops the read, and TCP stops the server, so past the socket's
+ * high-water mark the daemon holds one delta (and each stream a read
+ * buffer's worth), whatever the bodies' sizes.
  */
 import type { Readable } from "node:stream";
 import { MAX_HTTP_BODY_DELTA_BYTES, type HttpRequestBodyDelta } from "@execmux/shared";

@@ -48,7 +48,8 @@ export async function sendHop(request: OutgoingRequest, signal: AbortSignal, env
   if (route.kind === "proxy" && url.protocol === "http:") {
     // Absolute-form through the proxy, as reqwest sends plain-http requests to a proxy.
     const proxyHeaders = [...headers, ...proxyAuthorization(route.proxy)];
-    outgoing = httpRequest({ ...common, host: bareHost(route.proxy.hostname), port: Number(route.proxy.port) || 80, path: absoluteForm(url), headers: flat(proxyHeaders) });
+    const proxy = { host: bareHost(route.proxy.hostname), port: Number(route.proxy.port) || 80 };
+    outgoing = httpRequest({ ...common, ...proxy, path: absoluteForm(url), headers: flat(proxyHeaders) });
   } else {
     const ca = url.protocol === "https:" ? trustedRoots(env) : undefined;
     const servername = isIP(target.host) === 0 ? target.host : undefined;
