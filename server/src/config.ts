@@ -103,6 +103,16 @@ export const ConfigSchema = Type.Object(
     maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
     maxRequestsPerSecond: Type.Integer({ default: 20000, minimum: 1, description: "Requests per second per connection (bursts up to twice this)." }),
     maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),
+    maxHttpRequests: Type.Integer({
+      default: 32,
+      minimum: 1,
+      description: "Concurrent http/request calls per connection; a streamed one counts until its terminal bodyDelta. Past it: -32011.",
+    }),
+    maxHttpBodyBytes: Type.Integer({
+      default: 16 * 1024 * 1024,
+      minimum: 1024,
+      description: "Largest response body a buffered http/request holds in memory; a larger one fails with -32603. Streamed bodies are not capped: they are paced by the client's reading.",
+    }),
     handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
     idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),
     logPretty: Type.Boolean({ default: false, description: "Human-readable colored logs instead of JSON lines (still on stderr)." }),

@@ -10,9 +10,11 @@ export const ErrorCode = {
   /** The method does not exist. */
   MethodNotFound: -32601,
   /** Params failed schema validation (ajv's message is in `data`), or a value
-   * is semantically wrong: empty argv, relative or missing cwd, unknown signal. */
+   * is semantically wrong: empty argv, relative or missing cwd, unknown signal,
+   * a bad http/request method, URL or header, a streamed requestId in use. */
   InvalidParams: -32602,
-  /** The daemon could not do what was asked: spawn failed, write failed. */
+  /** The daemon could not do what was asked: spawn failed, write failed, an
+   * http/request could not be sent, timed out, or its body could not be read. */
   InternalError: -32603,
   /** `initialize {resumeSessionId}` named a session that another live
    * connection holds. */

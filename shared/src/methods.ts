@@ -35,6 +35,7 @@ export const RequestMethods = {
   "process/list": { params: S.ListParamsSchema, result: S.ListResultSchema, family: "exec", extension: true },
   /** Also accepted as a notification (no reply), which is how clients should send it. */
   "process/ack": { params: S.AckParamsSchema, result: S.EmptyResultSchema, family: "exec", extension: true },
+  "http/request": { params: S.HttpRequestParamsSchema, result: S.HttpRequestResultSchema, family: "http", extension: false },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;
@@ -55,6 +56,7 @@ export const ServerNotifications = {
   "process/closed": S.ClosedNotificationSchema,
   /** Extension: only after a resume with cursors. */
   "process/gap": S.GapNotificationSchema,
+  "http/request/bodyDelta": S.HttpRequestBodyDeltaSchema,
 } as const satisfies Record<string, TSchema>;
 
 export type ServerNotificationMethod = keyof typeof ServerNotifications;

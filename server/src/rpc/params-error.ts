@@ -40,6 +40,15 @@ const EXPECTED: Readonly<Record<string, string>> = {
   null: "null",
 };
 
+/** serde's wording: "expected `a`", "expected `a` or `b`", "expected one of `a`, `b`, `c`". */
+function expectedVariants(variants: readonly string[]): string {
+  const quoted = variants.map((variant) => `\`${variant}\``);
+  if (quoted.length === 0) return "there are no variants";
+  if (quoted.length === 1) return `expected ${quoted[0]}`;
+  if (quoted.length === 2) return `expected ${quoted[0]} or ${quoted[1]}`;
+  return `expected one of ${quoted.join(", ")}`;
+}
+
 const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();
 
 export function paramsErrorMessage(method: string, errors: readonly ErrorObject[] | null | undefined): string {
@@ -50,7 +59,7 @@ export function paramsErrorMessage(method: string, errors: readonly ErrorObject[
   const union = errors.find((candidate) => candidate.keyword === "anyOf" && variantsOf(candidate.schema) !== undefined);
   if (union && typeof union.data === "string") {
     const variants = variantsOf(union.schema)!;
-    return `unknown variant \`${union.data}\`, expected ${variants.map((variant) => `\`${variant}\``).join(", ")}`;
+    return `unknown variant \`${union.data}\`, ${expectedVariants(variants)}`;
   }
   const field = fieldName(error);
   if (error.keyword === "type") {

@@ -1,4 +1,5 @@
 export * from "./common.js";
 export * from "./environment.js";
 export * from "./handshake.js";
+export * from "./http.js";
 export * from "./process.js";

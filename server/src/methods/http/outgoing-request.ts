@@ -1,0 +1,57 @@
+/**
+ * From http/request params to the request to send, checked in upstream's
+ * order (method, URL, scheme, headers) with upstream's messages. Checking
+ * here, before any socket, means Node's own validation never throws later.
+ */
+import type { HttpRequestParams } from "@execmux/shared";
+import {
+  headerEnvVarUnsupported,
+  invalidHeaderName,
+  invalidHeaderValue,
+  invalidMethod,
+  invalidUrl,
+  unsupportedScheme,
+} from "./errors.js";
+import { urlErrorReason } from "./url-error.js";
+
+/** A header line as it goes on the wire: lowercase name, value as a latin1 string of its UTF-8 bytes. */
+export type WireHeader = readonly [name: string, value: string];
+
+export interface OutgoingRequest {
+  readonly method: string;
+  readonly url: URL;
+  /** The client's headers in the client's order, repeats kept. */
+  readonly headers: readonly WireHeader[];
+  readonly body: Buffer | undefined;
+}
+
+/** RFC 9110 token: what the http crate accepts as a method or header name. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What the http crate's HeaderValue::from_str refuses: controls other than tab, and DEL. */
+const INVALID_VALUE_CHAR = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+export function outgoingRequest(params: HttpRequestParams): OutgoingRequest {
+  if (!TOKEN.test(params.method)) throw invalidMethod();
+  const url = parseHttpUrl(params.url);
+  const headers = (params.headers ?? []).map((header): WireHeader => {
+    if (!TOKEN.test(header.name)) throw invalidHeaderName();
+    if (INVALID_VALUE_CHAR.test(header.value)) throw invalidHeaderValue(header.name);
+    if (header.valueEnvVar != null) throw headerEnvVarUnsupported(header.name);
+    // Node writes header strings as latin1: non-ASCII text goes out as its UTF-8 bytes, as reqwest sends it.
+    return [header.name.toLowerCase(), Buffer.from(header.value, "utf8").toString("latin1")];
+  });
+  const body = params.bodyBase64 ? Buffer.from(params.bodyBase64, "base64") : undefined;
+  return { method: params.method, url, headers, body };
+}
+
+/** An absolute http or https URL, or upstream's -32602 for what it is not. */
+export function parseHttpUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalidUrl(urlErrorReason(text));
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw unsupportedScheme(url.protocol.slice(0, -1));
+  return url;
+}

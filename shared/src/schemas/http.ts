@@ -1,0 +1,70 @@
+/**
+ * The http family: `http/request` (an HTTP request made by the executor, its
+ * response buffered in the reply or streamed as `http/request/bodyDelta`
+ * notifications). Upstream's nullability is followed field by field: serde
+ * refuses `null` for `headers`, `redirectPolicy`, `requestId` and
+ * `streamResponse`, and accepts it for `bodyBase64` and `timeoutMs`.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { Base64, Nullable, Opt } from "./common.js";
+
+/** Largest decoded body slice in one `http/request/bodyDelta` (upstream's MAX_HTTP_BODY_DELTA_BYTES). */
+export const MAX_HTTP_BODY_DELTA_BYTES = 1024 * 1024;
+
+export const HttpHeaderSchema = Type.Object({
+  name: Type.String(),
+  value: Type.String(),
+  /**
+   * Upstream appends this executor-side environment variable's value to
+   * `value`, behind the `httpHeaderEnvVars` capability. execmux reports that
+   * capability false and refuses a non-null value.
+   */
+  valueEnvVar: Opt(Type.String()),
+});
+
+export const HttpRedirectPolicySchema = Type.Union([Type.Literal("follow"), Type.Literal("stop")]);
+
+export const HttpRequestParamsSchema = Type.Object({
+  method: Type.String(),
+  url: Type.String(),
+  /** Sent in this order, repeats kept. */
+  headers: Type.Optional(Type.Array(HttpHeaderSchema)),
+  bodyBase64: Opt(Base64),
+  /** The whole exchange, body included; absent or null: no timeout. */
+  timeoutMs: Opt(Type.Integer({ minimum: 0 })),
+  /** Default `follow` (at most 10 redirects). */
+  redirectPolicy: Type.Optional(HttpRedirectPolicySchema),
+  /** Names the body's notifications; a streamed one's id is reserved until its terminal frame. */
+  requestId: Type.String(),
+  streamResponse: Type.Optional(Type.Boolean()),
+});
+
+export const HttpResponseHeaderSchema = Type.Object({ name: Type.String(), value: Type.String() });
+
+export const HttpRequestResultSchema = Type.Object({
+  status: Type.Integer({ minimum: 0, maximum: 65535 }),
+  /** Lowercase names, wire order; values that are not visible ASCII are dropped, as upstream. */
+  headers: Type.Array(HttpResponseHeaderSchema),
+  /** Empty when the body is streamed. */
+  bodyBase64: Base64,
+});
+
+/**
+ * One slice of a streamed body. Seqs start at 1 and have no holes; the last
+ * frame has `done: true`, an empty delta, and `error` set only when the body
+ * could not be read to its end. `done` and `error` are always present.
+ */
+export const HttpRequestBodyDeltaSchema = Type.Object({
+  requestId: Type.String(),
+  seq: Type.Integer({ minimum: 1 }),
+  deltaBase64: Base64,
+  done: Type.Boolean(),
+  error: Nullable(Type.String()),
+});
+
+export type HttpHeader = Static<typeof HttpHeaderSchema>;
+export type HttpResponseHeader = Static<typeof HttpResponseHeaderSchema>;
+export type HttpRedirectPolicy = Static<typeof HttpRedirectPolicySchema>;
+export type HttpRequestParams = Static<typeof HttpRequestParamsSchema>;
+export type HttpRequestResult = Static<typeof HttpRequestResultSchema>;
+export type HttpRequestBodyDelta = Static<typeof HttpRequestBodyDeltaSchema>;
