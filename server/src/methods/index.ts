@@ -6,6 +6,7 @@
 import type { ParamsOf, RequestMethod, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
 import { environmentHandlers } from "./environment/index.js";
+import { fsHandlers } from "./fs/index.js";
 import { initialize } from "./initialize.js";
 import { processHandlers } from "./process/index.js";
 
@@ -20,4 +21,5 @@ export const handlers: { [M in RequestMethod]: Handler<M> } = {
   initialize,
   ...environmentHandlers,
   ...processHandlers,
+  ...fsHandlers,
 };

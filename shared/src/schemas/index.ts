@@ -1,4 +1,5 @@
 export * from "./common.js";
 export * from "./environment.js";
+export * from "./fs.js";
 export * from "./handshake.js";
 export * from "./process.js";
