@@ -6,34 +6,41 @@
  */
 import { constants } from "node:os";
 
-/** glibc's strerror text for the errors a spawn or a file operation meets. */
+/**
+ * musl's strerror text for the errors a spawn or a file operation meets:
+ * the Codex binaries for Linux on npm are linked with musl, so that is what
+ * upstream says (`Symbolic link loop`, where glibc says `Too many levels of
+ * symbolic links`; checked against codex 0.169.0).
+ */
 const STRERROR: Readonly<Record<string, string>> = {
   EPERM: "Operation not permitted",
   ENOENT: "No such file or directory",
-  EIO: "Input/output error",
+  EIO: "I/O error",
+  ENXIO: "No such device or address",
   E2BIG: "Argument list too long",
   ENOEXEC: "Exec format error",
   EBADF: "Bad file descriptor",
   EAGAIN: "Resource temporarily unavailable",
-  ENOMEM: "Cannot allocate memory",
+  ENOMEM: "Out of memory",
   EACCES: "Permission denied",
-  EBUSY: "Device or resource busy",
+  EBUSY: "Resource busy",
   EEXIST: "File exists",
-  EXDEV: "Invalid cross-device link",
+  EXDEV: "Cross-device link",
   ENOTDIR: "Not a directory",
   EISDIR: "Is a directory",
   EINVAL: "Invalid argument",
   ENFILE: "Too many open files in system",
-  EMFILE: "Too many open files",
+  EMFILE: "No file descriptors available",
   ETXTBSY: "Text file busy",
   EFBIG: "File too large",
   ENOSPC: "No space left on device",
   EROFS: "Read-only file system",
   EMLINK: "Too many links",
-  ENAMETOOLONG: "File name too long",
+  ENAMETOOLONG: "Filename too long",
   ENOTEMPTY: "Directory not empty",
-  ELOOP: "Too many levels of symbolic links",
-  EDQUOT: "Disk quota exceeded",
+  ELOOP: "Symbolic link loop",
+  EOVERFLOW: "Value too large for data type",
+  EDQUOT: "Quota exceeded",
 };
 
 export type IoErrorKind = "NotFound" | "PermissionDenied" | "InvalidInput" | "Other";

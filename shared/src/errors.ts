@@ -1,11 +1,12 @@
 /**
  * Every error code the daemon can put in a JSON-RPC error, in one place.
- * The first five are upstream's (Codex exec-server); the rest are execmux
+ * The first six are upstream's (Codex exec-server); the rest are execmux
  * extensions and only ever reach clients that used the feature behind them.
  */
 export const ErrorCode = {
   /** Malformed JSON (reply id is -1), a message that is not a request, handshake
-   * order violated, unknown process or session id, duplicate process id. */
+   * order violated, unknown process or session id, duplicate process id; an
+   * fs/* call refused as invalid input or denied permission. */
   InvalidRequest: -32600,
   /** The method does not exist. */
   MethodNotFound: -32601,
@@ -14,8 +15,12 @@ export const ErrorCode = {
    * a bad http/request method, URL or header, a streamed requestId in use. */
   InvalidParams: -32602,
   /** The daemon could not do what was asked: spawn failed, write failed, an
-   * http/request could not be sent, timed out, or its body could not be read. */
+   * http/request could not be sent, timed out, or its body could not be read,
+   * any other filesystem error. */
   InternalError: -32603,
+  /** An fs/* call named a path that does not exist (Rust's io::ErrorKind::NotFound)
+   * or an unknown file handle. Codex maps it back to NotFound. */
+  NotFound: -32004,
   /** `initialize {resumeSessionId}` named a session that another live
    * connection holds. */
   SessionAttached: -32010,

@@ -36,6 +36,19 @@ export const RequestMethods = {
   /** Also accepted as a notification (no reply), which is how clients should send it. */
   "process/ack": { params: S.AckParamsSchema, result: S.EmptyResultSchema, family: "exec", extension: true },
   "http/request": { params: S.HttpRequestParamsSchema, result: S.HttpRequestResultSchema, family: "http", extension: false },
+  "fs/readFile": { params: S.FsReadFileParamsSchema, result: S.FsReadFileResultSchema, family: "filesystem", extension: false },
+  "fs/writeFile": { params: S.FsWriteFileParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/createDirectory": { params: S.FsCreateDirectoryParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/getMetadata": { params: S.FsGetMetadataParamsSchema, result: S.FsGetMetadataResultSchema, family: "filesystem", extension: false },
+  "fs/canonicalize": { params: S.FsCanonicalizeParamsSchema, result: S.FsCanonicalizeResultSchema, family: "filesystem", extension: false },
+  "fs/readDirectory": { params: S.FsReadDirectoryParamsSchema, result: S.FsReadDirectoryResultSchema, family: "filesystem", extension: false },
+  "fs/walk": { params: S.FsWalkParamsSchema, result: S.FsWalkResultSchema, family: "filesystem", extension: false },
+  "fs/remove": { params: S.FsRemoveParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/copy": { params: S.FsCopyParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/open": { params: S.FsOpenParamsSchema, result: S.FsOpenResultSchema, family: "filesystem", extension: false },
+  "fs/readBlock": { params: S.FsReadBlockParamsSchema, result: S.FsReadBlockResultSchema, family: "filesystem", extension: false },
+  /** Idempotent: closing an unknown handle succeeds. */
+  "fs/close": { params: S.FsCloseParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;

@@ -7,6 +7,7 @@ import type { ParamsOf, RequestMethod, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
 import { environmentHandlers } from "./environment/index.js";
 import { httpHandlers } from "./http/index.js";
+import { fsHandlers } from "./fs/index.js";
 import { initialize } from "./initialize.js";
 import { processHandlers } from "./process/index.js";
 
@@ -22,4 +23,5 @@ export const handlers: { [M in RequestMethod]: Handler<M> } = {
   ...environmentHandlers,
   ...processHandlers,
   ...httpHandlers,
+  ...fsHandlers,
 };

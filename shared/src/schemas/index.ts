@@ -1,5 +1,6 @@
 export * from "./common.js";
 export * from "./environment.js";
+export * from "./fs.js";
 export * from "./handshake.js";
 export * from "./http.js";
 export * from "./process.js";

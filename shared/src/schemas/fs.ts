@@ -1,0 +1,195 @@
+/**
+ * The filesystem family: fs/* requests, as upstream's exec-server serves
+ * them (codex-rs/exec-server-protocol). Every path is a PathUri. Values
+ * upstream checks itself after decoding (a handle id's length, a block's
+ * length, walk limits, `dataBase64`) are plain here, so the daemon can answer
+ * with upstream's code and words (-32600) instead of a schema error.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { Base64, Opt, PathUriSchema } from "./common.js";
+
+// ---------------------------------------------------------------- sandbox
+
+/**
+ * The filesystem wire form of upstream's FileSystemSandboxContext, as far
+ * as the daemon reads it: the permission profile decides whether a call may
+ * run without an OS sandbox. The rest is accepted as sent. Inner keys of the
+ * profile are snake_case, as upstream serializes them.
+ */
+const NetworkPolicySchema = Type.Union([Type.Literal("restricted"), Type.Literal("enabled")]);
+
+export const FsSandboxPathSchema = Type.Union([
+  Type.Object({ type: Type.Literal("path"), path: PathUriSchema }),
+  Type.Object({ type: Type.Literal("glob_pattern"), pattern: Type.String() }),
+  Type.Object({
+    type: Type.Literal("special"),
+    value: Type.Object({
+      kind: Type.Union(
+        ["root", "minimal", "current_working_directory", "project_roots", "tmpdir", "slash_tmp", "unknown"].map((kind) =>
+          Type.Literal(kind),
+        ),
+      ),
+      subpath: Opt(Type.String()),
+      path: Opt(Type.String()),
+    }),
+  }),
+]);
+
+/** `none` is upstream's alias of `deny`. */
+export const FsSandboxAccessSchema = Type.Union([
+  Type.Literal("read"),
+  Type.Literal("write"),
+  Type.Literal("deny"),
+  Type.Literal("none"),
+]);
+
+export const FsSandboxEntrySchema = Type.Object({
+  path: FsSandboxPathSchema,
+  access: FsSandboxAccessSchema,
+  missing_path_behavior: Opt(Type.String()),
+});
+
+export const FsPermissionProfileSchema = Type.Union([
+  Type.Object({
+    type: Type.Literal("managed"),
+    file_system: Type.Union([
+      Type.Object({
+        type: Type.Literal("restricted"),
+        entries: Type.Array(FsSandboxEntrySchema, { maxItems: 4096 }),
+        glob_scan_max_depth: Opt(Type.Integer({ minimum: 1 })),
+      }),
+      Type.Object({ type: Type.Literal("unrestricted") }),
+    ]),
+    network: NetworkPolicySchema,
+  }),
+  Type.Object({ type: Type.Literal("disabled") }),
+  Type.Object({ type: Type.Literal("external"), network: NetworkPolicySchema }),
+]);
+
+export const FsSandboxContextSchema = Type.Object({
+  permissions: FsPermissionProfileSchema,
+  /** The policy's working directory: `policyContext.cwd`, else this legacy field. */
+  cwd: Opt(PathUriSchema),
+  policyContext: Opt(
+    Type.Object({ cwd: Opt(PathUriSchema), workspaceRoots: Opt(Type.Array(PathUriSchema, { maxItems: 4096 })) }),
+  ),
+  workspaceRoots: Opt(Type.Array(PathUriSchema, { maxItems: 4096 })),
+  userHomeDir: Opt(PathUriSchema),
+  temporaryDirectories: Opt(Type.Array(PathUriSchema, { maxItems: 4096 })),
+  windowsSandboxLevel: Type.Union(
+    ["disabled", "restricted-token", "elevated", "mxc"].map((level) => Type.Literal(level)),
+  ),
+  windowsSandboxProxySettingsMode: Opt(Type.String()),
+  useLegacyLandlock: Opt(Type.Boolean()),
+});
+
+const Sandbox = Opt(FsSandboxContextSchema);
+/** Default true; the Rust client sends it only when false. */
+const FollowSymlinks = Opt(Type.Boolean());
+
+// ---------------------------------------------------------------- whole files
+
+export const FsReadFileParamsSchema = Type.Object({ path: PathUriSchema, followSymlinks: FollowSymlinks, sandbox: Sandbox });
+export const FsReadFileResultSchema = Type.Object({ dataBase64: Base64 });
+
+export const FsWriteFileParamsSchema = Type.Object({
+  path: PathUriSchema,
+  /** Standard base64 with padding; decoded (and refused with upstream's words) by the daemon. */
+  dataBase64: Type.String(),
+  followSymlinks: FollowSymlinks,
+  sandbox: Sandbox,
+});
+
+// ---------------------------------------------------------------- directories and metadata
+
+export const FsCreateDirectoryParamsSchema = Type.Object({
+  path: PathUriSchema,
+  /** Default true. */
+  recursive: Opt(Type.Boolean()),
+  followSymlinks: FollowSymlinks,
+  sandbox: Sandbox,
+});
+
+export const FsGetMetadataParamsSchema = Type.Object({ path: PathUriSchema, followSymlinks: FollowSymlinks, sandbox: Sandbox });
+/** `isSymlink` describes the path itself; the rest its target. Times are Unix ms, 0 when unknown. */
+export const FsGetMetadataResultSchema = Type.Object({
+  isDirectory: Type.Boolean(),
+  isFile: Type.Boolean(),
+  isSymlink: Type.Boolean(),
+  size: Type.Integer({ minimum: 0 }),
+  createdAtMs: Type.Integer({ minimum: 0 }),
+  modifiedAtMs: Type.Integer({ minimum: 0 }),
+});
+
+export const FsCanonicalizeParamsSchema = Type.Object({ path: PathUriSchema, sandbox: Sandbox });
+export const FsCanonicalizeResultSchema = Type.Object({ path: PathUriSchema });
+
+export const FsReadDirectoryParamsSchema = Type.Object({ path: PathUriSchema, sandbox: Sandbox });
+export const FsReadDirectoryEntrySchema = Type.Object({
+  fileName: Type.String(),
+  isDirectory: Type.Boolean(),
+  isFile: Type.Boolean(),
+});
+export const FsReadDirectoryResultSchema = Type.Object({ entries: Type.Array(FsReadDirectoryEntrySchema) });
+
+/** Limits are checked by the daemon (zero, or past upstream's maximums, is -32600). */
+export const FsWalkOptionsSchema = Type.Object({
+  maxDepth: Type.Integer({ minimum: 0 }),
+  maxDirectories: Type.Integer({ minimum: 0 }),
+  maxEntries: Type.Integer({ minimum: 0 }),
+  followDirectorySymlinks: Type.Boolean(),
+  pruneHiddenDirectories: Opt(Type.Boolean()),
+});
+export const FsWalkParamsSchema = Type.Object({ path: PathUriSchema, options: FsWalkOptionsSchema, sandbox: Sandbox });
+export const FsWalkResultSchema = Type.Object({
+  entries: Type.Array(
+    Type.Object({ path: PathUriSchema, kind: Type.Union([Type.Literal("directory"), Type.Literal("file")]) }),
+  ),
+  errors: Type.Array(Type.Object({ path: PathUriSchema, message: Type.String() })),
+  truncated: Type.Boolean(),
+});
+
+export const FsRemoveParamsSchema = Type.Object({
+  path: PathUriSchema,
+  /** Default true. */
+  recursive: Opt(Type.Boolean()),
+  /** Default true: a path that does not exist is success. */
+  force: Opt(Type.Boolean()),
+  followSymlinks: FollowSymlinks,
+  sandbox: Sandbox,
+});
+
+export const FsCopyParamsSchema = Type.Object({
+  sourcePath: PathUriSchema,
+  destinationPath: PathUriSchema,
+  recursive: Type.Boolean(),
+  sandbox: Sandbox,
+});
+
+// ---------------------------------------------------------------- streamed reads
+
+/** At most 32 bytes (checked by the daemon); the Rust client uses a simple UUID. */
+const HandleId = Type.String();
+
+export const FsOpenParamsSchema = Type.Object({ handleId: HandleId, path: PathUriSchema, sandbox: Sandbox });
+export const FsOpenResultSchema = Type.Object({ handleId: HandleId });
+
+export const FsReadBlockParamsSchema = Type.Object({
+  handleId: HandleId,
+  /** Any offset, in any order; past the end reads nothing. */
+  offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  /** 1..=1048576, checked by the daemon. */
+  len: Type.Integer({ minimum: 0 }),
+});
+/** `eof` is true when fewer than `len` bytes were read. */
+export const FsReadBlockResultSchema = Type.Object({ chunk: Base64, eof: Type.Boolean() });
+
+export const FsCloseParamsSchema = Type.Object({ handleId: HandleId });
+
+export type FsSandboxContext = Static<typeof FsSandboxContextSchema>;
+export type FsPermissionProfile = Static<typeof FsPermissionProfileSchema>;
+export type FsSandboxEntry = Static<typeof FsSandboxEntrySchema>;
+export type FsWalkOptions = Static<typeof FsWalkOptionsSchema>;
+export type FsWalkResult = Static<typeof FsWalkResultSchema>;
+export type FsGetMetadataResult = Static<typeof FsGetMetadataResultSchema>;
+export type FsReadDirectoryEntry = Static<typeof FsReadDirectoryEntrySchema>;
