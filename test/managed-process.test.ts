@@ -9,6 +9,7 @@ const fakeChild = () => ({
   pid: NO_SUCH_PID,
   streams: ["stdout", "stderr"] as const,
   stdinOpen: false,
+  stdinQueuedBytes: 0,
   write() {},
   closeStdin() {},
   resize() {},

@@ -87,6 +87,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     maxDetachedSessions: config.maxDetachedSessions,
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,
+    maxClosedProcessesPerSession: config.maxClosedProcessesPerSession,
+    maxRetainedBytesTotal: config.maxRetainedBytesTotal,
     metrics,
     log: app.log,
   });

@@ -1,22 +1,54 @@
 /** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
-import type { ProcessHandle } from "@execmux/client";
-import { SignalNumbers } from "@execmux/shared";
+import { RpcRequestError, type ProcessHandle } from "@execmux/client";
+import { ErrorCode, SignalNumbers } from "@execmux/shared";
 
 /** How a shell reports a pipeline member killed by SIGPIPE. */
 export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;
 
-/** Sends local stdin to the process; EOF closes its stdin. In raw mode, Ctrl-] detaches. */
+/** Longest pause between retries of a write the daemon had no room for. */
+const MAX_RETRY_MS = 1_000;
+
+/**
+ * Writes `data`, waiting while the daemon refuses it because the process has
+ * not read its earlier input (maxStdinBufferBytes): the retry keeps its
+ * writeId, so it is written once.
+ */
+async function writeWhenRoom(handle: ProcessHandle, data: Buffer): Promise<void> {
+  const writeId = `stdin-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  for (let delayMs = 10; ; delayMs = Math.min(MAX_RETRY_MS, delayMs * 2)) {
+    try {
+      await handle.write(data, { writeId });
+      return;
+    } catch (error) {
+      const full = error instanceof RpcRequestError && error.code === ErrorCode.LimitExceeded &&
+        (error.data as { limit?: string } | undefined)?.limit === "maxStdinBufferBytes";
+      if (!full) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/**
+ * Sends local stdin to the process; EOF closes its stdin. In raw mode,
+ * Ctrl-] detaches. One write at a time: local stdin is paused until the
+ * daemon took the last one, so a process that reads slowly slows the
+ * sender down instead of losing input.
+ */
 export function forwardInput(handle: ProcessHandle, options: { raw: boolean; onDetach?: () => void }): void {
   const stdin = process.stdin;
   if (options.raw && stdin.isTTY) stdin.setRawMode(true);
+  let writing: Promise<void> = Promise.resolve();
   stdin.on("data", (data: Buffer) => {
     if (options.raw && options.onDetach && data.includes(0x1d)) {
       options.onDetach();
       return;
     }
-    void handle.write(data).catch(() => undefined);
+    stdin.pause();
+    writing = writeWhenRoom(handle, data)
+      .catch(() => undefined)
+      .finally(() => stdin.resume());
   });
-  stdin.on("end", () => void handle.closeStdin().catch(() => undefined));
+  stdin.on("end", () => void writing.then(() => handle.closeStdin()).catch(() => undefined));
 }
 
 /** Keeps the remote PTY's size equal to this terminal's. */

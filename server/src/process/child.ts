@@ -30,6 +30,8 @@ export interface Child {
   readonly streams: readonly OutputStream[];
   /** False once stdin is closed or never existed. */
   readonly stdinOpen: boolean;
+  /** Input written but not yet taken by the kernel: what the daemon holds for the child. */
+  readonly stdinQueuedBytes: number;
   write(data: Buffer): void;
   closeStdin(): void;
   resize(cols: number, rows: number): void;

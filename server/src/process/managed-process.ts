@@ -7,7 +7,7 @@
 import { SignalNumbers, type OutputGap, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
 import type { Child, ChildEvents } from "./child.js";
 import { OutputCoalescer } from "./output-coalescer.js";
-import { OutputLog } from "./output-log.js";
+import { OutputLog, type RetentionCharge } from "./output-log.js";
 import { releaseSlab, retainSlab } from "./slab-pool.js";
 import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
 
@@ -19,7 +19,20 @@ export type ProcessEvent =
 export interface ProcessOptions {
   readonly retainedBytes: number;
   readonly killGraceMs: number;
+  /** Input held for the child that it has not read yet; a write past it is refused. */
+  readonly maxStdinBufferBytes?: number;
+  /** The daemon's retention budget, charged for this process's retained output. */
+  readonly retentionBudget?: RetentionCharge;
 }
+
+/**
+ * A write's outcome: upstream's statuses, or "stdinFull" when the child has
+ * not read enough of its earlier input for this write to fit under
+ * maxStdinBufferBytes (the handler makes that a -32011 error). A refused
+ * write wrote nothing and is not remembered under its writeId, so a retry
+ * with the same id writes it.
+ */
+export type WriteOutcome = WriteStatus | "stdinFull";
 
 /** How many writeIds a process remembers for idempotent retries. */
 const REMEMBERED_WRITE_IDS = 1024;
@@ -53,7 +66,7 @@ export class ManagedProcess {
     private readonly options: ProcessOptions,
     private readonly onEvent: (process: ManagedProcess, event: ProcessEvent) => void,
   ) {
-    this.log = new OutputLog(options.retainedBytes);
+    this.log = new OutputLog(options.retainedBytes, options.retentionBudget);
   }
 
   /** The callbacks to hand to a spawner. */
@@ -141,12 +154,13 @@ export class ManagedProcess {
     };
   }
 
-  write(data: Buffer, writeId: string | null | undefined): WriteStatus {
+  write(data: Buffer, writeId: string | null | undefined): WriteOutcome {
     if (writeId) {
       const earlier = this.writeIds.get(writeId);
       if (earlier !== undefined) return earlier;
     }
     const status = this.writeNow(data);
+    if (status === "stdinFull") return status;
     if (writeId) {
       this.writeIds.set(writeId, status);
       if (this.writeIds.size > REMEMBERED_WRITE_IDS) {
@@ -242,13 +256,25 @@ export class ManagedProcess {
     });
   }
 
-  private writeNow(data: Buffer): WriteStatus {
+  /** Bytes written to the child that it has not read yet, as far as the daemon holds them. */
+  get stdinQueuedBytes(): number {
+    return this.child?.stdinQueuedBytes ?? 0;
+  }
+
+  private writeNow(data: Buffer): WriteOutcome {
     if (!this.child) return "starting";
     // Not refused after exit: on a PTY a grandchild may still read the
     // terminal. (Node itself closes a pipe stdin when the child exits.)
     if (!this.child.stdinOpen) return "stdinClosed";
+    const bound = this.options.maxStdinBufferBytes ?? Number.POSITIVE_INFINITY;
+    if (this.child.stdinQueuedBytes + data.length > bound) return "stdinFull";
     this.child.write(data);
     return "accepted";
+  }
+
+  /** The process is forgotten: its retained output goes, and its charge with it. */
+  dispose(): void {
+    this.log.dispose();
   }
 
   private closeIfDone(): void {

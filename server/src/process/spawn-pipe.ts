@@ -44,6 +44,9 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
     get stdinOpen() {
       return stdinOpen;
     },
+    get stdinQueuedBytes() {
+      return stdinOpen ? stdin!.writableLength : 0;
+    },
     write(data) {
       if (stdinOpen) stdin!.write(data);
     },

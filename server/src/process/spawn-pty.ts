@@ -106,6 +106,9 @@ export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Ch
     get stdinOpen() {
       return !ended;
     },
+    get stdinQueuedBytes() {
+      return writer.queuedBytes;
+    },
     write(data) {
       writer.write(data);
     },

@@ -61,7 +61,12 @@ async function start(
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs },
+    {
+      retainedBytes: config.retainedBytes,
+      killGraceMs: config.killGraceMs,
+      maxStdinBufferBytes: config.maxStdinBufferBytes,
+      retentionBudget: connection.deps.registry.retentionBudget,
+    },
     session.onProcessEvent,
   );
   try {
