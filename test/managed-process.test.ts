@@ -10,6 +10,7 @@ const fakeChild = () => ({
   streams: ["stdout", "stderr"] as const,
   stdinOpen: false,
   stdinQueuedBytes: 0,
+  whenStdinBelow: () => Promise.resolve(),
   write() {},
   closeStdin() {},
   resize() {},

@@ -26,6 +26,11 @@ export const ConfigSchema = Type.Object(
       minimum: 0,
       description: "How long a closed process stays readable before its id is freed.",
     }),
+    processContainment: Type.Union([Type.Literal("auto"), Type.Literal("cgroup"), Type.Literal("process-tree")], {
+      default: "auto",
+      description:
+        "How a child's whole tree is held for terminate, expiry and shutdown. cgroup: each child in a cgroup v2 of its own, killed with cgroup.kill (reaches everything it started, setsid or orphaned; needs Linux 5.14+ and the right to create cgroups below the daemon's). process-tree: its process group plus /proc's children lists (misses a process that left its group and session and lost its parent). auto: cgroup where it works.",
+    }),
     killGraceMs: Type.Integer({
       default: 2_000,
       minimum: 0,
@@ -112,7 +117,7 @@ export const ConfigSchema = Type.Object(
     maxStdinBufferBytes: Type.Integer({
       default: 1024 * 1024,
       minimum: 1,
-      description: "Input the daemon holds for one process that the process has not read yet (pipe or PTY). A process/write that would pass it is refused whole with -32011 (limit maxStdinBufferBytes); retry once the process has read.",
+      description: "Input the daemon holds for one process that the process has not read yet (pipe or PTY). A process/write that does not fit is answered only once it does, like a blocking pipe write (one may wait per process); another meanwhile, or one larger than this, is refused whole with -32011 (limit maxStdinBufferBytes).",
     }),
     maxRetainedBytesTotal: Type.Integer({
       default: 1024 * 1024 * 1024,

@@ -30,6 +30,22 @@ export class FdWriter {
     return this.queued;
   }
 
+  private readonly belowWaiters = new Set<{ bytes: number; resolve(): void }>();
+
+  /** Resolves once at most `bytes` are queued, or the writer is closed. */
+  whenBelow(bytes: number): Promise<void> {
+    if (this.closed || this.queued <= bytes) return Promise.resolve();
+    return new Promise((resolve) => this.belowWaiters.add({ bytes, resolve }));
+  }
+
+  private wakeWaiters(): void {
+    for (const waiter of this.belowWaiters) {
+      if (!this.closed && this.queued > waiter.bytes) continue;
+      this.belowWaiters.delete(waiter);
+      waiter.resolve();
+    }
+  }
+
   write(data: Buffer): void {
     if (this.closed || data.length === 0) return;
     this.queue.push({ data, offset: 0 });
@@ -42,6 +58,7 @@ export class FdWriter {
     this.closed = true;
     this.queue.length = 0;
     this.queued = 0;
+    this.wakeWaiters();
     clearImmediate(this.retry as NodeJS.Immediate);
     clearTimeout(this.retry as NodeJS.Timeout);
   }
@@ -65,6 +82,7 @@ export class FdWriter {
       if (task.offset < task.data.length) break; // the kernel buffer is full
       this.queue.shift();
     }
+    if (progressed) this.wakeWaiters();
     if (this.closed || this.queue.length === 0) {
       this.retryMs = 0;
       return;

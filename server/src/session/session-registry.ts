@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
 import { RetentionBudget } from "../process/retention-budget.js";
 import type { ManagedProcess } from "../process/managed-process.js";
+import type { ProcessTrees } from "../process/process-trees.js";
 import { Session, type ClosedProcessIndex, type SessionSink } from "./session.js";
 
 export interface RegistryOptions {
@@ -20,6 +21,8 @@ export interface RegistryOptions {
   readonly maxProcesses: number;
   readonly maxClosedProcessesPerSession: number;
   readonly maxRetainedBytesTotal: number;
+  /** How every child's tree is held and killed. */
+  readonly processTrees: ProcessTrees;
   readonly metrics: Metrics;
   readonly log: FastifyBaseLogger;
 }
@@ -63,7 +66,7 @@ export class SessionRegistry {
       maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
       countAllProcesses: () => this.runningProcesses(),
       closedProcesses: this.closedIndex,
-    });
+    }, this.options.processTrees);
     session.attach(sink);
     this.sessions.set(id, session);
     this.options.metrics.sessionEvents.inc({ event: "created" });
@@ -155,11 +158,15 @@ export class SessionRegistry {
     return [...this.sessions.values()];
   }
 
-  /** Kills everything and forgets every session: daemon shutdown. */
+  get processTrees(): ProcessTrees {
+    return this.options.processTrees;
+  }
+
+  /** Kills everything, in one batch: daemon shutdown. */
   killAll(): void {
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
     this.expiryTimers.clear();
-    for (const session of this.sessions.values()) session.killAll();
+    this.options.processTrees.killAll();
   }
 
   private expire(session: Session): void {

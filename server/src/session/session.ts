@@ -7,6 +7,7 @@ import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.
 import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+import type { ProcessTrees } from "../process/process-trees.js";
 
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
@@ -48,6 +49,7 @@ export class Session {
     readonly metrics: Metrics,
     private readonly log: FastifyBaseLogger,
     private readonly limits: SessionLimits,
+    private readonly processTrees: ProcessTrees,
   ) {}
 
   /** Processes of this session, running or retained. */
@@ -187,9 +189,12 @@ export class Session {
     }
   }
 
-  /** Kills every process tree at once: expiry and shutdown. */
+  /**
+   * Kills every process tree of this session at once, with what closed
+   * processes left behind: one batch, whatever the mechanism.
+   */
   killAll(): void {
-    for (const process of this.list()) process.kill();
+    this.processTrees.killOwner(this);
   }
 
   /**

@@ -58,6 +58,7 @@ async function start(
   }
 
   session.reserve(params.processId);
+  const tree = connection.deps.registry.processTrees.create(session);
   const managed = new ManagedProcess(
     params.processId,
     tty,
@@ -66,6 +67,7 @@ async function start(
       killGraceMs: config.killGraceMs,
       maxStdinBufferBytes: config.maxStdinBufferBytes,
       retentionBudget: connection.deps.registry.retentionBudget,
+      tree,
     },
     session.onProcessEvent,
   );
@@ -84,6 +86,7 @@ async function start(
       pipeStdin: params.pipeStdin ?? false,
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
+      cgroup: tree.cgroup,
     };
     const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
     // Pipes are forked by the spawner process; PTYs (forkpty) by the daemon itself, for now.
@@ -95,6 +98,7 @@ async function start(
     log.info({ processId: params.processId, argv0: program, tty, pid: child.pid }, "process started");
   } catch (error) {
     session.release(params.processId);
+    tree.release();
     throw error;
   }
   return { processId: params.processId, sandboxType: "none" };

@@ -6,20 +6,26 @@ import type { ProcessContext } from "../context.js";
 /**
  * Bytes to stdin (or the PTY). Idempotent per `writeId`. Unknown ids are a
  * status, not an error, as upstream. Input the child has not read is held
- * only up to maxStdinBufferBytes: past it the write is refused whole (-32011).
+ * only up to maxStdinBufferBytes: a write that does not fit is answered once
+ * it does (see ManagedProcess.write); past that, -32011 and nothing written.
  */
-export function processWrite(params: ParamsOf<"process/write">, { session, connection }: ProcessContext): ResultOf<"process/write"> {
+export async function processWrite(
+  params: ParamsOf<"process/write">,
+  { session, connection }: ProcessContext,
+): Promise<ResultOf<"process/write">> {
   const entry = session.peek(params.processId);
   if (entry === undefined) return { status: "unknownProcess" };
   if (entry === STARTING) return { status: "starting" };
   const data = Buffer.from(params.chunk, "base64");
-  const status = entry.write(data, params.writeId);
+  const status = await entry.write(data, params.writeId);
   if (status === "stdinFull") {
     const { maxStdinBufferBytes } = connection.deps.config;
     throw limitExceeded(
       "maxStdinBufferBytes",
-      `process ${params.processId} has not read ${entry.stdinQueuedBytes} bytes of its input yet; ` +
-        `${data.length} more would pass the limit of ${maxStdinBufferBytes}. Nothing was written: retry once it has read`,
+      data.length > maxStdinBufferBytes
+        ? `a write of ${data.length} bytes is larger than the limit of ${maxStdinBufferBytes} bytes of unread input per process; nothing was written: split it`
+        : `process ${params.processId} has not read ${entry.stdinQueuedBytes} bytes of its input yet and another write is waiting for room ` +
+            `(limit ${maxStdinBufferBytes}); nothing was written: retry once an earlier write was answered`,
     );
   }
   if (status === "accepted") connection.deps.pollAfterInput.written();
