@@ -8,7 +8,7 @@
  * to its cgroup.kill, which the kernel applies to every member and to
  * anything forked meanwhile; shutdown kills the whole directory at once.
  */
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { enterCgroup, ownCgroupDirectory } from "./cgroup-paths.js";
@@ -121,7 +121,8 @@ export class CgroupTrees implements ProcessTrees {
     }
     try {
       mkdirSync(probe);
-      readFileSync(join(probe, "cgroup.kill"));
+      // Write-only: it exists from Linux 5.14 on.
+      if (!existsSync(join(probe, "cgroup.kill"))) throw new Error("no cgroup.kill");
       enterCgroup(probe);
       enterCgroup(own);
       rmdirSync(probe);
