@@ -218,14 +218,17 @@ describe("retained output", () => {
 });
 
 describe("descriptors", () => {
-  it("lets no PTY child see another session's terminal: masters are closed before exec", async () => {
-    const daemon = await startTestDaemon();
+  it.each(["auto", "process-tree"] as const)("lets no PTY child see another session's terminal: masters are closed before exec (%s)", async (processContainment) => {
+    const daemon = await startTestDaemon({ processContainment });
     const alice = await WireClient.ready(daemon.url);
     await start(alice, "shell", ["sh"], { tty: true });
+    // One of pipes as well: its descriptors are the spawner's, which holds no terminal.
+    await start(alice, "piped", ["sleep", "600"], { pipeStdin: true });
     const mallory = await WireClient.ready(daemon.url);
     await start(mallory, "look", ["sh", "-c", "for fd in /proc/self/fd/*; do echo \"$fd $(readlink $fd)\"; done"], { tty: true });
     await mallory.closedOf("look");
     const lines = mallory.output("look").trim().split(/\r?\n/);
+    expect(lines.some((line) => line.startsWith("/proc/self/fd/0 /dev/pts/"))).toBe(true);
     expect(lines.some((line) => line.includes("ptmx"))).toBe(false);
     // 0, 1, 2 and the glob's own directory at most.
     const numbers = lines.map((line) => Number(/\/fd\/(\d+)/.exec(line)?.[1])).filter((fd) => fd > 2);

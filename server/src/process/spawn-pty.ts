@@ -22,13 +22,15 @@ const EOF_CHARACTER = Buffer.from([4]);
  * - `exec {file} @argv` sets argv[0] apart from the file (arg0), and
  *   searches PATH like execvp when the file has no slash.
  * Arguments: cgroup directory ("" for none), file, argv[0], the rest.
+ * (A `my` variable is visible only from the next statement on, hence the
+ * separate declarations.)
  */
 const PTY_EXEC = [
   'my ($cg, $f, @argv) = @ARGV;',
-  'if ($cg ne "") { open(my $p, ">", "$cg/cgroup.procs") && print($p "0") && close($p) or do { print STDERR "execmux: cannot enter cgroup $cg: $!\\n"; exit 127 } }',
+  'if ($cg ne "") { my $p; open($p, ">", "$cg/cgroup.procs") && print($p "0") && close($p) or do { print STDERR "execmux: cannot enter cgroup $cg: $!\\n"; exit 127 } }',
   'opendir(my $d, "/proc/self/fd") or do { print STDERR "execmux: /proc/self/fd: $!\\n"; exit 127 };',
   'my @fds = grep { /^\\d+$/ && $_ > 2 } readdir($d); closedir($d);',
-  'for my $fd (@fds) { open(my $h, "+<&=", $fd) and close($h) }',
+  'for my $fd (@fds) { my $h; open($h, "+<&=", $fd) and close($h) }',
   'exec {$f} @argv or do { print STDERR "exec $f: $!\\n"; exit 127 }',
 ].join(" ");
 
