@@ -9,6 +9,8 @@ const fakeChild = () => ({
   pid: NO_SUCH_PID,
   streams: ["stdout", "stderr"] as const,
   stdinOpen: false,
+  stdinQueuedBytes: 0,
+  whenStdinBelow: () => Promise.resolve(),
   write() {},
   closeStdin() {},
   resize() {},

@@ -18,7 +18,7 @@ function burstWithBusyListener(): Promise<{ received: number; exitCode: number |
     let exitCode: number | null = null;
     let ended = false;
     spawnPty(
-      { file: "head", args: ["-c", String(BURST), "/dev/zero"], arg0: undefined, cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, pipeStdin: false, cols: 80, rows: 24 },
+      { file: "head", args: ["-c", String(BURST), "/dev/zero"], arg0: undefined, cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, pipeStdin: false, cols: 80, rows: 24, cgroup: undefined },
       {
         output: (_stream, data) => {
           received += data.length;

@@ -19,12 +19,17 @@ export const ConfigSchema = Type.Object(
     retainedBytes: Type.Integer({
       default: 1024 * 1024,
       minimum: 1,
-      description: "Output retained per process for reads and resume; the oldest is evicted past this.",
+      description: "Output retained per process for reads and resume, each chunk charged with its bookkeeping (about 176 bytes), and at most 50,000 chunks (upstream's caps); the oldest is evicted past either.",
     }),
     closedRetentionMs: Type.Integer({
       default: 30_000,
       minimum: 0,
       description: "How long a closed process stays readable before its id is freed.",
+    }),
+    processContainment: Type.Union([Type.Literal("auto"), Type.Literal("cgroup"), Type.Literal("process-tree")], {
+      default: "auto",
+      description:
+        "How a child's whole tree is held for terminate, expiry and shutdown. cgroup: each child in a cgroup v2 of its own, killed with cgroup.kill (reaches everything it started, setsid or orphaned; needs Linux 5.14+ and the right to create cgroups below the daemon's). process-tree: its process group plus /proc's children lists (misses a process that left its group and session and lost its parent). auto: cgroup where it works.",
     }),
     killGraceMs: Type.Integer({
       default: 2_000,
@@ -98,8 +103,27 @@ export const ConfigSchema = Type.Object(
     }),
     maxSessions: Type.Integer({ default: 1000, minimum: 1, description: "Sessions at once (attached and detached)." }),
     maxDetachedSessions: Type.Integer({ default: 200, minimum: 0, description: "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session." }),
-    maxProcessesPerSession: Type.Integer({ default: 256, minimum: 1, description: "Processes one session may have (running or retained)." }),
-    maxProcesses: Type.Integer({ default: 4096, minimum: 1, description: "Processes in the whole daemon (running or retained)." }),
+    maxProcessesPerSession: Type.Integer({
+      default: 256,
+      minimum: 1,
+      description: "Processes one session (one connection's) may run at once: starting, running, or exited with output still open. Closed ones do not count.",
+    }),
+    maxProcesses: Type.Integer({ default: 4096, minimum: 1, description: "Processes the whole daemon may run at once (as --max-processes-per-session counts them)." }),
+    maxClosedProcessesPerSession: Type.Integer({
+      default: 256,
+      minimum: 0,
+      description: "Closed processes a session keeps readable (each for --closed-retention-ms); past this the oldest is forgotten first, and reading it answers \"unknown process id\".",
+    }),
+    maxStdinBufferBytes: Type.Integer({
+      default: 1024 * 1024,
+      minimum: 1,
+      description: "Input the daemon holds for one process that the process has not read yet (pipe or PTY). A process/write that does not fit is answered only once it does, like a blocking pipe write (one may wait per process); another meanwhile, or one larger than this, is refused whole with -32011 (limit maxStdinBufferBytes).",
+    }),
+    maxRetainedBytesTotal: Type.Integer({
+      default: 1024 * 1024 * 1024,
+      minimum: 1024,
+      description: "Retained output of the whole daemon, each chunk charged with its bookkeeping (about 176 bytes). Past it, closed processes are forgotten oldest first, then the oldest output of the session retaining most is evicted (readers get a gap).",
+    }),
     maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
     maxRequestsPerSecond: Type.Integer({ default: 20000, minimum: 1, description: "Requests per second per connection (bursts up to twice this)." }),
     maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),

@@ -16,6 +16,7 @@ import { Connection } from "./rpc/connection.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
+import { createProcessTrees } from "./process/process-trees.js";
 
 export interface Daemon {
   /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
@@ -32,6 +33,8 @@ export interface Daemon {
 
 /** How often shutdown checks whether every process has exited after SIGTERM. */
 const SHUTDOWN_POLL_MS = 10;
+/** How long shutdown waits for killed trees to be gone before it removes their cgroups. */
+const SHUTDOWN_REAP_MS = 2_000;
 
 export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port } = parseListen(config.listen);
@@ -68,10 +71,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
 
   const metrics = new Metrics();
+  const processTrees = createProcessTrees(config.processContainment);
+  app.log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
   // Started first, while the daemon is small: every child is forked from it.
   const spawner = new Spawner(
-    (code, signal) => app.log.error({ code, signal }, "the spawner process exited; its children were killed and a new one is starting"),
+    (code, signal) => app.log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
     (details) => app.log.warn(details, "a start timed out waiting for the spawner process"),
+    processTrees.cgroupRoot,
   );
   const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros);
   const registry = new SessionRegistry({
@@ -81,6 +87,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     maxDetachedSessions: config.maxDetachedSessions,
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,
+    maxClosedProcessesPerSession: config.maxClosedProcessesPerSession,
+    maxRetainedBytesTotal: config.maxRetainedBytesTotal,
+    processTrees,
     metrics,
     log: app.log,
   });
@@ -135,9 +144,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   registerConsole(app);
   app.get("/livez", async () => ({ status: "ok" }));
-  // Ready only once listening and able to spawn (the spawner ran a test child).
+  // Ready only while able to spawn: a test child ran through the spawner
+  // within the last few seconds (one is spawned now if not).
   app.get("/readyz", async (_request, reply) =>
-    spawner.ready ? { status: "ready" } : reply.code(503).send({ status: "starting" }),
+    (await spawner.checkReady()) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
   );
   app.get("/metrics", async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
@@ -156,6 +166,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       await app.close();
       await terminateEverything(registry, config.killGraceMs);
       spawner.stop();
+      await processTrees.dispose(SHUTDOWN_REAP_MS);
     })());
 
   return {

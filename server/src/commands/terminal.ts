@@ -1,10 +1,36 @@
 /** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
 import { execFileSync } from "node:child_process";
-import type { ExecmuxClient, ProcessHandle } from "@execmux/client";
-import { SignalNumbers } from "@execmux/shared";
+import { RpcRequestError, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
+import { ErrorCode, SignalNumbers } from "@execmux/shared";
 
 /** How a shell reports a pipeline member killed by SIGPIPE. */
 export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;
+
+/** Longest pause between retries of a write the daemon had no room for. */
+const MAX_RETRY_MS = 1_000;
+
+/**
+ * Writes `data`, waiting while the daemon refuses it because the process has
+ * not read its earlier input (maxStdinBufferBytes): the retry keeps its
+ * writeId, so it is written once.
+ */
+async function writeWhenRoom(handle: ProcessHandle, data: Buffer): Promise<void> {
+  const writeId = `stdin-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  for (let delayMs = 10; ; delayMs = Math.min(MAX_RETRY_MS, delayMs * 2)) {
+    try {
+      await handle.write(data, { writeId });
+      return;
+    } catch (error) {
+      const full = error instanceof RpcRequestError && error.code === ErrorCode.LimitExceeded &&
+        (error.data as { limit?: string } | undefined)?.limit === "maxStdinBufferBytes";
+      if (!full) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/** Input read locally but not yet taken by the daemon, past which reading pauses. */
+const MAX_QUEUED_INPUT_BYTES = 1024 * 1024;
 
 const CTRL_C = 0x03;
 /** Ctrl-], telnet's and docker's escape. */
@@ -48,6 +74,11 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
   if (raw) stdin.setRawMode(true);
   else if (options.onDetach) detachOnKeyInCookedMode(options.onDetach);
   const interrupts = interruptTracker();
+  // Writes go one after another (a refused one is retried first); local
+  // input is read on, so a Ctrl-C is seen even while a write waits, unless
+  // a paste has piled up more than this.
+  let writing: Promise<unknown> = Promise.resolve();
+  let queuedBytes = 0;
   stdin.on("data", (data: Buffer) => {
     if (raw && options.onDetach && data.includes(DETACH_KEY)) {
       options.onDetach();
@@ -58,10 +89,16 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
       exitUnreachable("SIGINT");
       return;
     }
-    const written = handle.write(data).catch(() => undefined);
+    queuedBytes += data.length;
+    if (queuedBytes > MAX_QUEUED_INPUT_BYTES) stdin.pause();
+    const written = writing.then(() => writeWhenRoom(handle, data)).catch(() => undefined);
+    writing = written.finally(() => {
+      queuedBytes -= data.length;
+      if (queuedBytes <= MAX_QUEUED_INPUT_BYTES) stdin.resume();
+    });
     if (interrupt) interrupts.sent(written);
   });
-  stdin.on("end", () => void handle.closeStdin().catch(() => undefined));
+  stdin.on("end", () => void writing.then(() => handle.closeStdin()).catch(() => undefined));
 }
 
 /**

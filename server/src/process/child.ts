@@ -14,6 +14,8 @@ export interface SpawnSpec {
   readonly pipeStdin: boolean;
   readonly cols: number;
   readonly rows: number;
+  /** The cgroup the child is born into (see process-trees.ts), or undefined. */
+  readonly cgroup: string | undefined;
 }
 
 export interface ChildEvents {
@@ -30,6 +32,10 @@ export interface Child {
   readonly streams: readonly OutputStream[];
   /** False once stdin is closed or never existed. */
   readonly stdinOpen: boolean;
+  /** Input written but not yet taken by the kernel: what the daemon holds for the child. */
+  readonly stdinQueuedBytes: number;
+  /** Resolves once stdinQueuedBytes is at most `bytes`, or stdin is closed. */
+  whenStdinBelow(bytes: number): Promise<void>;
   write(data: Buffer): void;
   closeStdin(): void;
   resize(cols: number, rows: number): void;

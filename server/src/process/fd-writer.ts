@@ -15,6 +15,8 @@ const MAX_RETRY_MS = 20;
  */
 export class FdWriter {
   private readonly queue: { data: Buffer; offset: number }[] = [];
+  /** Bytes queued and not yet taken by the kernel (callers bound this). */
+  private queued = 0;
   private closed = false;
   private retryMs = 0;
   private retry: NodeJS.Immediate | NodeJS.Timeout | undefined;
@@ -24,9 +26,30 @@ export class FdWriter {
     private readonly onError: (error: NodeJS.ErrnoException) => void,
   ) {}
 
+  get queuedBytes(): number {
+    return this.queued;
+  }
+
+  private readonly belowWaiters = new Set<{ bytes: number; resolve(): void }>();
+
+  /** Resolves once at most `bytes` are queued, or the writer is closed. */
+  whenBelow(bytes: number): Promise<void> {
+    if (this.closed || this.queued <= bytes) return Promise.resolve();
+    return new Promise((resolve) => this.belowWaiters.add({ bytes, resolve }));
+  }
+
+  private wakeWaiters(): void {
+    for (const waiter of this.belowWaiters) {
+      if (!this.closed && this.queued > waiter.bytes) continue;
+      this.belowWaiters.delete(waiter);
+      waiter.resolve();
+    }
+  }
+
   write(data: Buffer): void {
     if (this.closed || data.length === 0) return;
     this.queue.push({ data, offset: 0 });
+    this.queued += data.length;
     if (this.queue.length === 1) this.flush();
   }
 
@@ -34,6 +57,8 @@ export class FdWriter {
   close(): void {
     this.closed = true;
     this.queue.length = 0;
+    this.queued = 0;
+    this.wakeWaiters();
     clearImmediate(this.retry as NodeJS.Immediate);
     clearTimeout(this.retry as NodeJS.Timeout);
   }
@@ -53,9 +78,11 @@ export class FdWriter {
       }
       progressed ||= written > 0;
       task.offset += written;
+      this.queued -= written;
       if (task.offset < task.data.length) break; // the kernel buffer is full
       this.queue.shift();
     }
+    if (progressed) this.wakeWaiters();
     if (this.closed || this.queue.length === 0) {
       this.retryMs = 0;
       return;

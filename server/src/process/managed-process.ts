@@ -7,9 +7,11 @@
 import { SignalNumbers, type OutputGap, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
 import type { Child, ChildEvents } from "./child.js";
 import { OutputCoalescer } from "./output-coalescer.js";
-import { OutputLog } from "./output-log.js";
+import { OutputLog, type RetentionCharge } from "./output-log.js";
 import { releaseSlab, retainSlab } from "./slab-pool.js";
-import { foregroundGroup, signalGroup, signalTree } from "./process-tree.js";
+import { foregroundGroup, signalGroup } from "./process-tree.js";
+import { ProcTrees } from "./proc-trees.js";
+import type { TreeHandle } from "./process-trees.js";
 import { isLikelySandboxDenied } from "../sandbox/sandbox-denied.js";
 
 export type ProcessEvent =
@@ -22,6 +24,12 @@ export interface ProcessOptions {
   readonly killGraceMs: number;
   /** Runs in a sandbox: its exit is judged for `sandboxDenied`. */
   readonly sandboxed?: boolean;
+  /** Input held for the child that it has not read yet; a write past it is refused. */
+  readonly maxStdinBufferBytes?: number;
+  /** The daemon's retention budget, charged for this process's retained output. */
+  readonly retentionBudget?: RetentionCharge;
+  /** How the child's whole tree is reached (process-trees.ts); by default its group and /proc. */
+  readonly tree?: TreeHandle;
 }
 
 /**
@@ -30,6 +38,15 @@ export interface ProcessOptions {
  * short child's last output before its exit, as upstream numbers them.
  */
 const EXIT_WAITS_FOR_OUTPUT_MS = 50;
+
+/**
+ * A write's outcome: upstream's statuses, or "stdinFull" (the handler makes
+ * it a -32011 error): the write is larger than maxStdinBufferBytes, or
+ * another write of this process is already waiting for room. A refused
+ * write wrote nothing and is not remembered under its writeId, so a retry
+ * with the same id writes it.
+ */
+export type WriteOutcome = WriteStatus | "stdinFull";
 
 /** How many writeIds a process remembers for idempotent retries. */
 const REMEMBERED_WRITE_IDS = 1024;
@@ -66,8 +83,11 @@ export class ManagedProcess {
     private readonly options: ProcessOptions,
     private readonly onEvent: (process: ManagedProcess, event: ProcessEvent) => void,
   ) {
-    this.log = new OutputLog(options.retainedBytes);
+    this.log = new OutputLog(options.retainedBytes, options.retentionBudget);
+    this.tree = options.tree ?? new ProcTrees().create(this);
   }
+
+  private readonly tree: TreeHandle;
 
   /** The callbacks to hand to a spawner. */
   private readonly coalescer = new OutputCoalescer((stream, data) => {
@@ -101,6 +121,7 @@ export class ManagedProcess {
 
   attach(child: Child): void {
     this.child = child;
+    this.tree.bind(child.pid);
     if (this.paused) child.pause();
     if (this.chunkLimit !== undefined) child.limitChunks(this.chunkLimit);
     // Its exit and end of output may have been reported already.
@@ -186,13 +207,36 @@ export class ManagedProcess {
     };
   }
 
-  write(data: Buffer, writeId: string | null | undefined): WriteStatus {
+  /**
+   * Input for the child. What the child has not read yet is held up to
+   * maxStdinBufferBytes: a write that does not fit waits (its reply with it)
+   * until the child has read enough, like a blocking write to a pipe, which
+   * paces a client that awaits its writes. One write may wait per process;
+   * another one meanwhile, or one larger than the bound, is refused
+   * ("stdinFull"), so input is never reordered nor held without bound.
+   */
+  write(data: Buffer, writeId: string | null | undefined): WriteOutcome | Promise<WriteOutcome> {
     if (writeId) {
       const earlier = this.writeIds.get(writeId);
       if (earlier !== undefined) return earlier;
+      if (this.waitingWrite && this.waitingWrite.writeId === writeId) return this.waitingWrite.done;
     }
+    const bound = this.options.maxStdinBufferBytes ?? Number.POSITIVE_INFINITY;
+    if (this.waitingWrite || data.length > bound) return "stdinFull";
     const status = this.writeNow(data);
-    if (writeId) {
+    if (status !== "stdinFull") return this.remember(writeId, status);
+    const done = this.child!.whenStdinBelow(bound - data.length).then(() => {
+      this.waitingWrite = undefined;
+      return this.remember(writeId, this.writeNow(data));
+    });
+    this.waitingWrite = { writeId: writeId ?? undefined, done };
+    return done;
+  }
+
+  private waitingWrite: { readonly writeId: string | undefined; readonly done: Promise<WriteOutcome> } | undefined;
+
+  private remember(writeId: string | null | undefined, status: WriteOutcome): WriteOutcome {
+    if (writeId && status !== "stdinFull") {
       this.writeIds.set(writeId, status);
       if (this.writeIds.size > REMEMBERED_WRITE_IDS) {
         this.writeIds.delete(this.writeIds.keys().next().value!);
@@ -258,16 +302,9 @@ export class ManagedProcess {
   terminate(): boolean {
     const pid = this.child?.pid;
     if (pid === undefined || this.reapedExit) return false;
-    signalTree(pid, "SIGTERM");
-    this.killTimer ??= setTimeout(() => signalTree(pid, "SIGKILL"), this.options.killGraceMs);
+    this.tree.signalAll("SIGTERM");
+    this.killTimer ??= setTimeout(() => this.tree.kill(), this.options.killGraceMs);
     return true;
-  }
-
-  /** Immediate SIGKILL of the whole tree: session expiry and daemon shutdown. */
-  kill(): void {
-    const pid = this.child?.pid;
-    if (pid === undefined || this.closed) return;
-    signalTree(pid, "SIGKILL");
   }
 
   /** Resolves on the next event of this process, after `ms`, or on abort. */
@@ -287,13 +324,25 @@ export class ManagedProcess {
     });
   }
 
-  private writeNow(data: Buffer): WriteStatus {
+  /** Bytes written to the child that it has not read yet, as far as the daemon holds them. */
+  get stdinQueuedBytes(): number {
+    return this.child?.stdinQueuedBytes ?? 0;
+  }
+
+  private writeNow(data: Buffer): WriteOutcome {
     if (!this.child) return "starting";
     // Not refused after exit: on a PTY a grandchild may still read the
     // terminal. (Node itself closes a pipe stdin when the child exits.)
     if (!this.child.stdinOpen) return "stdinClosed";
+    const bound = this.options.maxStdinBufferBytes ?? Number.POSITIVE_INFINITY;
+    if (this.child.stdinQueuedBytes + data.length > bound) return "stdinFull";
     this.child.write(data);
     return "accepted";
+  }
+
+  /** The process is forgotten: its retained output goes, and its charge with it. */
+  dispose(): void {
+    this.log.dispose();
   }
 
   private closeIfDone(): void {
@@ -303,14 +352,16 @@ export class ManagedProcess {
     this.publish({ kind: "closed", seq });
     // The leader is gone and its output closed: anything left in its group is
     // an orphan nobody can read from or signal through the protocol. After a
-    // terminate, the rest of its session goes too.
+    // terminate, the rest of its tree goes too.
     if (this.killTimer) {
       clearTimeout(this.killTimer);
       this.killTimer = undefined;
-      signalTree(this.child.pid, "SIGKILL");
+      this.tree.kill();
     } else {
-      signalGroup(this.child.pid, "SIGKILL");
+      this.tree.killGroup();
     }
+    // What is left (a daemon it started with setsid) lives on until its owner ends.
+    this.tree.release();
   }
 
   /** The start's reply is out: what happened so far is sent, and from now on as it happens. */

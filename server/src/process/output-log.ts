@@ -17,6 +17,25 @@ export interface RetainedChunk {
 /** How many evicted chunks' end offsets are remembered for exact gap reports. */
 const LEDGER_CAPACITY = 4096;
 
+/**
+ * What a retained chunk costs beyond its bytes: its record, its Buffer view
+ * and its slot, measured with --expose-gc (162 bytes of heap and 8 of
+ * external memory for a 1-byte chunk). Charged with every chunk, so a
+ * process writing one byte at a time retains at most its cap of real memory
+ * (about 6,000 chunks in 1 MiB), not 170 times it.
+ */
+export const CHUNK_OVERHEAD_BYTES = 176;
+
+/** Upstream's cap on retained chunks per process. */
+export const MAX_RETAINED_CHUNKS = 50_000;
+
+/** Where a log charges its memory (the daemon's retention budget). */
+export interface RetentionCharge {
+  charge(bytes: number): void;
+}
+
+const noCharge: RetentionCharge = { charge: () => undefined };
+
 export class OutputLog {
   private chunks: RetainedChunk[] = [];
   /** Index of the oldest live entry in `chunks`; the array is compacted lazily. */
@@ -26,10 +45,25 @@ export class OutputLog {
   private evictedChunks = 0;
   private readonly ledger = new EvictionLedger(LEDGER_CAPACITY);
 
-  constructor(private readonly capBytes: number) {}
+  /** `capBytes` counts each chunk's bytes plus CHUNK_OVERHEAD_BYTES. */
+  constructor(
+    private readonly capBytes: number,
+    private readonly budget: RetentionCharge = noCharge,
+    private readonly maxChunks = MAX_RETAINED_CHUNKS,
+  ) {}
 
+  /** Bytes of output retained (what a reader can still get). */
   get retainedBytes(): number {
     return this.retained;
+  }
+
+  /** Memory charged for what is retained: bytes plus the overhead of each chunk. */
+  get chargedBytes(): number {
+    return this.retained + this.count * CHUNK_OVERHEAD_BYTES;
+  }
+
+  private get count(): number {
+    return this.chunks.length - this.head;
   }
 
   get isEmpty(): boolean {
@@ -46,11 +80,41 @@ export class OutputLog {
     retainSlab(data);
     this.produced += data.length;
     this.retained += data.length;
+    let charged = data.length + CHUNK_OVERHEAD_BYTES;
     // The newest chunk is always kept, even over the cap: a reader must never
     // find the log empty right after a chunk was announced.
-    while (this.retained > this.capBytes && this.chunks.length - this.head > 1) {
-      this.evictOldest();
+    while ((this.chargedBytes > this.capBytes || this.count > this.maxChunks) && this.count > 1) {
+      charged -= this.evictOldest();
     }
+    this.compact();
+    // Last: the budget may evict from this very log.
+    this.budget.charge(charged);
+  }
+
+  /**
+   * Evicts the oldest chunks (never the newest) until at least `bytes` of
+   * charge are freed or one chunk is left; returns what was freed. The
+   * retention budget takes memory back this way.
+   */
+  evictOldestCharge(bytes: number): number {
+    let freed = 0;
+    while (freed < bytes && this.count > 1) freed += this.evictOldest();
+    this.compact();
+    this.budget.charge(-freed);
+    return freed;
+  }
+
+  /** Lets every chunk go and gives their charge back: the process is forgotten. */
+  dispose(): void {
+    const charged = this.chargedBytes;
+    for (let index = this.head; index < this.chunks.length; index++) releaseSlab(this.chunks[index]!.data);
+    this.chunks = [];
+    this.head = 0;
+    this.retained = 0;
+    this.budget.charge(-charged);
+  }
+
+  private compact(): void {
     if (this.head > 1024 && this.head * 2 > this.chunks.length) {
       this.chunks = this.chunks.slice(this.head);
       this.head = 0;
@@ -103,7 +167,8 @@ export class OutputLog {
     };
   }
 
-  private evictOldest(): void {
+  /** Returns the charge freed. */
+  private evictOldest(): number {
     const oldest = this.chunks[this.head]!;
     this.chunks[this.head] = undefined as unknown as RetainedChunk; // let the buffer go
     releaseSlab(oldest.data);
@@ -111,6 +176,7 @@ export class OutputLog {
     this.retained -= oldest.data.length;
     this.evictedChunks++;
     this.ledger.record(oldest.seq, oldest.startOffset + oldest.data.length);
+    return oldest.data.length + CHUNK_OVERHEAD_BYTES;
   }
 
   /** Index of the first retained chunk with seq > afterSeq (binary search). */

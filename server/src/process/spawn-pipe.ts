@@ -13,6 +13,7 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
       cwd: spec.cwd,
       env: spec.env,
       pipeStdin: spec.pipeStdin,
+      cgroup: spec.cgroup,
     },
     (code, signal) => events.exited(code, signal),
   );
@@ -43,6 +44,21 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
     streams: ["stdout", "stderr"],
     get stdinOpen() {
       return stdinOpen;
+    },
+    get stdinQueuedBytes() {
+      return stdinOpen ? stdin!.writableLength : 0;
+    },
+    whenStdinBelow(bytes) {
+      return new Promise((resolve) => {
+        const check = () => {
+          if (stdinOpen && stdin!.writableLength > bytes) return;
+          stdin?.off("drain", check).off("close", check);
+          resolve();
+        };
+        // A socket emits "drain" once everything queued is written.
+        stdin?.on("drain", check).on("close", check);
+        check();
+      });
     },
     write(data) {
       if (stdinOpen) stdin!.write(data);

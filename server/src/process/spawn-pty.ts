@@ -11,20 +11,38 @@ import { signalNameOf } from "@execmux/shared";
 const EOF_CHARACTER = Buffer.from([4]);
 
 /**
- * forkpty execs argv[0] as given, so a separate arg0 goes through perl's
- * `exec {file} @argv` (perl-base is in every Debian image, slim ones too).
+ * Every PTY child starts as perl (perl-base is in every Debian image, slim
+ * ones too), which execs the program once three things are done that
+ * forkpty does not do and Node cannot ask of it:
+ * - it enters the child's cgroup (process-trees.ts), before anything of the
+ *   program runs, so nothing it starts is ever outside;
+ * - it closes every descriptor above stderr: node-pty opens PTY masters
+ *   without close-on-exec, so every PTY child would otherwise inherit the
+ *   master of every other session's terminal, and could type into it;
+ * - `exec {file} @argv` sets argv[0] apart from the file (arg0), and
+ *   searches PATH like execvp when the file has no slash.
+ * Arguments: cgroup directory ("" for none), file, argv[0], the rest.
+ * (A `my` variable is visible only from the next statement on, hence the
+ * separate declarations.)
  */
-const EXEC_WITH_ARG0 = 'my $f = shift; exec {$f} @ARGV or do { print STDERR "exec $f: $!\\n"; exit 127 }';
+const PTY_EXEC = [
+  'my ($cg, $f, @argv) = @ARGV;',
+  'if ($cg ne "") { my $p; open($p, ">", "$cg/cgroup.procs") && print($p "0") && close($p) or do { print STDERR "execmux: cannot enter cgroup $cg: $!\\n"; exit 127 } }',
+  'opendir(my $d, "/proc/self/fd") or do { print STDERR "execmux: /proc/self/fd: $!\\n"; exit 127 };',
+  'my @fds = grep { /^\\d+$/ && $_ > 2 } readdir($d); closedir($d);',
+  'for my $fd (@fds) { my $h; open($h, "+<&=", $fd) and close($h) }',
+  'exec {$f} @argv or do { print STDERR "exec $f: $!\\n"; exit 127 }',
+].join(" ");
+
+let perlPath: string | undefined;
 
 function commandLine(spec: SpawnSpec): { file: string; args: string[] } {
-  if (spec.arg0 === undefined) return { file: spec.file, args: [...spec.args] };
-  let perl: string;
   try {
-    perl = resolveExecutable("perl", spec.cwd, process.env.PATH);
+    perlPath ??= resolveExecutable("perl", "/", process.env.PATH);
   } catch {
-    throw new SpawnError("arg0 with tty needs perl on the daemon's PATH", "ENOENT");
+    throw new SpawnError("a tty needs perl on the daemon's PATH (it closes other terminals' descriptors before the program runs)", "ENOENT");
   }
-  return { file: perl, args: ["-e", EXEC_WITH_ARG0, spec.file, spec.arg0, ...spec.args] };
+  return { file: perlPath, args: ["-e", PTY_EXEC, spec.cgroup ?? "", spec.file, spec.arg0 ?? spec.file, ...spec.args] };
 }
 
 /**
@@ -105,6 +123,12 @@ export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Ch
     streams: ["pty"],
     get stdinOpen() {
       return !ended;
+    },
+    get stdinQueuedBytes() {
+      return writer.queuedBytes;
+    },
+    whenStdinBelow(bytes) {
+      return writer.whenBelow(bytes);
     },
     write(data) {
       writer.write(data);

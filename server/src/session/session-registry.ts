@@ -7,7 +7,10 @@ import { ErrorCode } from "@execmux/shared";
 import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
-import { Session, type SessionSink } from "./session.js";
+import { RetentionBudget } from "../process/retention-budget.js";
+import type { ManagedProcess } from "../process/managed-process.js";
+import type { ProcessTrees } from "../process/process-trees.js";
+import { Session, type ClosedProcessIndex, type SessionSink } from "./session.js";
 
 export interface RegistryOptions {
   readonly detachedSessionTtlMs: number;
@@ -16,6 +19,10 @@ export interface RegistryOptions {
   readonly maxDetachedSessions: number;
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
+  readonly maxClosedProcessesPerSession: number;
+  readonly maxRetainedBytesTotal: number;
+  /** How every child's tree is held and killed. */
+  readonly processTrees: ProcessTrees;
   readonly metrics: Metrics;
   readonly log: FastifyBaseLogger;
 }
@@ -29,8 +36,19 @@ function newSessionId(): string {
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private readonly expiryTimers = new Map<Session, NodeJS.Timeout>();
+  /** Every closed process still readable, in the order they closed: the first to be forgotten. */
+  private readonly closedProcesses = new Map<ManagedProcess, Session>();
+  private readonly closedIndex: ClosedProcessIndex = {
+    add: (process, session) => this.closedProcesses.set(process, session),
+    delete: (process) => this.closedProcesses.delete(process),
+  };
+  /** The daemon's retained output, charged by every process's log. */
+  readonly retentionBudget: RetentionBudget;
 
-  constructor(private readonly options: RegistryOptions) {}
+  constructor(private readonly options: RegistryOptions) {
+    this.retentionBudget = new RetentionBudget(options.maxRetainedBytesTotal);
+    this.retentionBudget.setEvictor((bytes) => this.evictRetained(bytes));
+  }
 
   get size(): number {
     return this.sessions.size;
@@ -45,8 +63,10 @@ export class SessionRegistry {
     const session = new Session(id, this.options.closedRetentionMs, this.options.metrics, this.options.log, {
       maxProcessesPerSession: this.options.maxProcessesPerSession,
       maxProcesses: this.options.maxProcesses,
-      countAllProcesses: () => this.totalProcesses(),
-    });
+      maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
+      countAllProcesses: () => this.runningProcesses(),
+      closedProcesses: this.closedIndex,
+    }, this.options.processTrees);
     session.attach(sink, clientName);
     this.sessions.set(id, session);
     this.options.metrics.sessionEvents.inc({ event: "created" });
@@ -96,28 +116,66 @@ export class SessionRegistry {
     this.updateGauges();
   }
 
-  private totalProcesses(): number {
+  private runningProcesses(): number {
     let total = 0;
-    for (const session of this.sessions.values()) total += session.size;
+    for (const session of this.sessions.values()) total += session.runningCount;
     return total;
+  }
+
+  /**
+   * The retention budget is spent: closed processes are forgotten, the one
+   * closed longest ago first; if that is not enough, the oldest output of
+   * the session retaining most is evicted (its largest processes first), so
+   * a session that floods evicts its own output before anyone else's.
+   */
+  private evictRetained(bytes: number): void {
+    let freed = 0;
+    for (const [process, session] of this.closedProcesses) {
+      if (freed >= bytes) return;
+      freed += process.log.chargedBytes;
+      session.forget(process);
+    }
+    while (freed < bytes) {
+      let largest: Session | undefined;
+      let largestCharge = 0;
+      for (const session of this.sessions.values()) {
+        const charge = session.retainedCharge;
+        if (charge > largestCharge) [largest, largestCharge] = [session, charge];
+      }
+      if (!largest) return;
+      let progressed = false;
+      const byCharge = largest.list().sort((a, b) => b.log.chargedBytes - a.log.chargedBytes);
+      for (const process of byCharge) {
+        const released = process.log.evictOldestCharge(bytes - freed);
+        freed += released;
+        progressed ||= released > 0;
+        if (freed >= bytes) return;
+      }
+      // Every process is down to its newest chunk, which is always kept.
+      if (!progressed) return;
+    }
   }
 
   all(): Session[] {
     return [...this.sessions.values()];
   }
 
-  /** Kills everything and forgets every session: daemon shutdown. */
+  get processTrees(): ProcessTrees {
+    return this.options.processTrees;
+  }
+
+  /** Kills everything, in one batch: daemon shutdown. */
   killAll(): void {
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
     this.expiryTimers.clear();
-    for (const session of this.sessions.values()) session.killAll();
+    this.options.processTrees.killAll();
   }
 
   private expire(session: Session): void {
     this.options.log.info({ processes: session.size }, "detached session expired; killing its processes");
     this.expiryTimers.delete(session);
     this.sessions.delete(session.id);
-    session.killAll();
+    session.end();
     this.options.metrics.sessionEvents.inc({ event: "expired" });
     this.updateGauges();
   }

@@ -7,6 +7,7 @@ import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.
 import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+import type { ProcessTrees } from "../process/process-trees.js";
 
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
@@ -18,7 +19,17 @@ export interface SessionSink {
 export interface SessionLimits {
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
+  readonly maxClosedProcessesPerSession: number;
+  /** Processes running in the whole daemon (starting, running or not yet closed). */
   readonly countAllProcesses: () => number;
+  /** Told of every process this session closes, and of every one it forgets. */
+  readonly closedProcesses: ClosedProcessIndex;
+}
+
+/** The daemon's closed processes, oldest first (see session-registry.ts). */
+export interface ClosedProcessIndex {
+  add(process: ManagedProcess, session: Session): void;
+  delete(process: ManagedProcess): void;
 }
 
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
@@ -32,8 +43,12 @@ export interface SessionHolder {
 
 export class Session {
   private readonly processes = new Map<string, ManagedProcess | typeof STARTING>();
+  /** Closed processes still readable, oldest close first: the first to be forgotten. */
+  private readonly closed = new Set<ManagedProcess>();
   private sink: SessionSink | undefined;
   private heldBy: SessionHolder | undefined;
+  /** Expired: nobody can read its processes any more. */
+  private ended = false;
 
   constructor(
     readonly id: string,
@@ -41,11 +56,21 @@ export class Session {
     readonly metrics: Metrics,
     private readonly log: FastifyBaseLogger,
     private readonly limits: SessionLimits,
+    private readonly processTrees: ProcessTrees,
   ) {}
 
   /** Processes of this session, running or retained. */
   get size(): number {
     return this.processes.size;
+  }
+
+  /**
+   * What the process limits count: starting, running, and exited with
+   * output still open. A closed process costs only its retained output,
+   * which the retention budget charges, so it never locks a session out.
+   */
+  get runningCount(): number {
+    return this.processes.size - this.closed.size;
   }
 
   get attached(): boolean {
@@ -77,13 +102,36 @@ export class Session {
   reserve(processId: string): void {
     if (this.processes.has(processId)) throw invalidRequest(`process ${processId} already exists`);
     const { maxProcessesPerSession, maxProcesses, countAllProcesses } = this.limits;
-    if (this.processes.size >= maxProcessesPerSession) {
-      throw limitExceeded("maxProcessesPerSession", `this session has its maximum of ${maxProcessesPerSession} processes (running or retained)`);
+    if (this.runningCount >= maxProcessesPerSession) {
+      throw limitExceeded("maxProcessesPerSession", `this session already runs its maximum of ${maxProcessesPerSession} processes`);
     }
     if (countAllProcesses() >= maxProcesses) {
-      throw limitExceeded("maxProcesses", `the daemon has its maximum of ${maxProcesses} processes (running or retained)`);
+      throw limitExceeded("maxProcesses", `the daemon already runs its maximum of ${maxProcesses} processes`);
     }
     this.processes.set(processId, STARTING);
+  }
+
+  /**
+   * Forgets a closed process: its id is free again and reading it answers
+   * "unknown process id", as upstream after its retention time.
+   */
+  forget(process: ManagedProcess): void {
+    if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
+    if (!this.closed.delete(process)) return;
+    this.limits.closedProcesses.delete(process);
+    process.dispose();
+  }
+
+  /** Forgets every closed process: the session is going away. */
+  forgetClosed(): void {
+    for (const process of [...this.closed]) this.forget(process);
+  }
+
+  /** Output this session retains, as the retention budget charges it. */
+  get retainedCharge(): number {
+    let total = 0;
+    for (const process of this.list()) total += process.log.chargedBytes;
+    return total;
   }
 
   /** Gives up a claim after a failed spawn. */
@@ -131,17 +179,45 @@ export class Session {
       const reason = signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
       this.metrics.processesExited.inc({ reason });
     }
-    if (event.kind === "closed") {
-      // Upstream keeps a closed process readable for a while, then frees its id.
-      setTimeout(() => {
-        if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
-      }, this.closedRetentionMs).unref();
-    }
+    if (event.kind === "closed") this.retainClosed(process);
   };
 
-  /** Kills every process tree at once: expiry and shutdown. */
+  /**
+   * Upstream keeps a closed process readable for a while, then frees its id.
+   * Past the per-session count the oldest closed one goes first, so quick
+   * starts in a row never run into a limit.
+   */
+  private retainClosed(process: ManagedProcess): void {
+    if (this.processes.get(process.processId) !== process) return;
+    if (this.ended) {
+      this.processes.delete(process.processId);
+      process.dispose();
+      return;
+    }
+    this.closed.add(process);
+    this.limits.closedProcesses.add(process, this);
+    setTimeout(() => this.forget(process), this.closedRetentionMs).unref();
+    while (this.closed.size > this.limits.maxClosedProcessesPerSession) {
+      this.forget(this.closed.values().next().value!);
+    }
+  }
+
+  /**
+   * Kills every process tree of this session at once, with what closed
+   * processes left behind: one batch, whatever the mechanism.
+   */
   killAll(): void {
-    for (const process of this.list()) process.kill();
+    this.processTrees.killOwner(this);
+  }
+
+  /**
+   * The session expired: its processes are killed and forgotten as they
+   * close, so nothing of it stays charged to the daemon.
+   */
+  end(): void {
+    this.ended = true;
+    this.killAll();
+    this.forgetClosed();
   }
 
   /** True once no process of this session is still running. */

@@ -5,7 +5,7 @@
  * by path, and the name is unlinked once the daemon has it.
  */
 import { execFile } from "node:child_process";
-import { closeSync, constants, openSync, rmSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -34,9 +34,29 @@ export class FifoPool {
     for (const path of this.ready.splice(0)) rmSync(path, { force: true });
   }
 
+  /**
+   * The directory vanished (a tmp cleaner, an administrator): the FIFOs made
+   * in it are gone too, and it is made again, private as before. Something
+   * else at its path (made by someone else meanwhile) is never used.
+   */
+  recreate(): void {
+    this.ready.length = 0;
+    try {
+      mkdirSync(this.directory, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const found = lstatSync(this.directory);
+    const uid = process.getuid?.();
+    if (!found.isDirectory() || (uid !== undefined && found.uid !== uid) || (found.mode & 0o077) !== 0) {
+      throw new Error(`${this.directory} is not this daemon's private directory any more`);
+    }
+  }
+
   private refill(): Promise<void> {
     return (this.refilling ??= (async () => {
       try {
+        if (!directoryExists(this.directory)) this.recreate();
         const paths = Array.from({ length: BATCH }, () => join(this.directory, `fifo-${process.pid}-${this.made++}`));
         await execFileAsync("mkfifo", ["-m", "600", "--", ...paths], { env: { PATH: "/usr/bin:/bin" } });
         this.ready.push(...paths);
@@ -44,6 +64,14 @@ export class FifoPool {
         this.refilling = undefined;
       }
     })());
+  }
+}
+
+function directoryExists(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -21,6 +21,8 @@ export interface SpawnRequest {
   readonly env: Record<string, string>;
   /** Whether stdin is a pipe (else /dev/null); stdout and stderr always are. */
   readonly pipeStdin: boolean;
+  /** The cgroup the child is born into: the helper moves itself in for the fork. */
+  readonly cgroup: string | undefined;
 }
 
 /** The FIFO paths of a child's pipes; the daemon opens its ends by these names. */
@@ -44,3 +46,5 @@ export type SpawnerMessage =
 
 /** The helper's environment variable naming the daemon's private directory for FIFOs. */
 export const FIFO_DIRECTORY_ENV = "EXECMUX_SPAWNER_FIFO_DIRECTORY";
+/** The helper's environment variable naming the daemon's cgroup directory (process-trees.ts), if any. */
+export const CGROUP_ROOT_ENV = "EXECMUX_SPAWNER_CGROUP_ROOT";

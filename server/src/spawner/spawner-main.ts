@@ -11,9 +11,11 @@
  * protocol.ts for why).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, rmSync } from "node:fs";
+import { closeSync, existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
-import { FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
+import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const fifoDirectory = process.env[FIFO_DIRECTORY_ENV];
 if (!fifoDirectory) {
@@ -21,6 +23,9 @@ if (!fifoDirectory) {
   process.exit(1);
 }
 const fifos = new FifoPool(fifoDirectory);
+/** The daemon's cgroup directory (every child's cgroup is below it), and this helper's own cgroup. */
+const cgroupRoot = process.env[CGROUP_ROOT_ENV];
+const homeCgroup = cgroupRoot ? ownCgroupDirectory() : undefined;
 
 const send = (message: SpawnerMessage) => {
   if (process.connected) process.send!(message);
@@ -49,8 +54,35 @@ function release(id: number): void {
   for (const path of entry.paths) rmSync(path, { force: true });
 }
 
+/**
+ * Node's spawn forks synchronously, and a child is born in its parent's
+ * cgroup: so this helper moves itself into the child's cgroup for the fork
+ * and back right after, and not even a grandchild forked before the child
+ * could be moved is outside. No other fork can happen in between (one thread
+ * runs JavaScript).
+ */
+function spawnInCgroup(request: SpawnRequest, fork: () => ChildProcess): ChildProcess {
+  if (request.cgroup === undefined) return fork();
+  if (!homeCgroup) throw Object.assign(new Error("the spawner cannot find its own cgroup"), { code: "ECGROUP" });
+  enterCgroup(request.cgroup);
+  try {
+    return fork();
+  } finally {
+    enterCgroup(homeCgroup);
+  }
+}
+
+/** The FIFOs of a child; if they vanished with their directory since they were made, it is made again (once). */
+async function takeFifosChecked(request: SpawnRequest): Promise<ChildPipes> {
+  const take = async () => ({ stdin: request.pipeStdin ? await fifos.take() : undefined, stdout: await fifos.take(), stderr: await fifos.take() });
+  const pipes = await take();
+  if ([pipes.stdin, pipes.stdout, pipes.stderr].every((path) => path === undefined || existsSync(path))) return pipes;
+  fifos.recreate();
+  return take();
+}
+
 async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProcess; pipes: ChildPipes }> {
-  const pipes = { stdin: request.pipeStdin ? await fifos.take() : undefined, stdout: await fifos.take(), stderr: await fifos.take() };
+  const pipes = await takeFifosChecked(request);
   const childEnds: number[] = [];
   const entry: Held = {
     fds: [],
@@ -69,15 +101,17 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
     const stdin = pipes.stdin === undefined ? "ignore" : open(pipes.stdin, true);
     const stdout = open(pipes.stdout, false);
     const stderr = open(pipes.stderr, false);
-    const child = spawn(request.file, request.args, {
-      cwd: request.cwd,
-      env: request.env,
-      ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
-      // A closed stdin is /dev/null: the child reads EOF at once.
-      stdio: [stdin, stdout, stderr],
-      // A new session and process group, so the whole tree can be signalled.
-      detached: true,
-    });
+    const child = spawnInCgroup(request, () =>
+      spawn(request.file, request.args, {
+        cwd: request.cwd,
+        env: request.env,
+        ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
+        // A closed stdin is /dev/null: the child reads EOF at once.
+        stdio: [stdin, stdout, stderr],
+        // A new session and process group, so the whole tree can be signalled.
+        detached: true,
+      }),
+    );
     return { child, pipes };
   } catch (error) {
     release(request.id);
@@ -91,7 +125,19 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
 /** Children still running, so they can be killed if the daemon dies. */
 const running = new Set<number>();
 
+/** Nothing a request holds may take this process down: a throw fails that request alone. */
 process.on("message", (message: DaemonMessage) => {
+  try {
+    onMessage(message);
+  } catch (error) {
+    if (message.type === "spawn") {
+      const failure = error as NodeJS.ErrnoException;
+      send({ type: "failed", id: message.id, code: failure.code ?? "EUNKNOWN", message: failure.message });
+    }
+  }
+});
+
+function onMessage(message: DaemonMessage): void {
   if (message.type === "release") return release(message.id);
   const request = message;
   const reportFailure = (error: NodeJS.ErrnoException) =>
@@ -112,14 +158,19 @@ process.on("message", (message: DaemonMessage) => {
     },
     reportFailure,
   );
-});
+}
 
-/** Takes every child's process group with this process rather than leave orphans, nor FIFOs. */
+/**
+ * The daemon is gone: every child goes with it rather than be left an
+ * orphan, and so do the FIFOs and the FIFO directory. With cgroups, one
+ * write kills everything the daemon ever started, PTY children and
+ * whatever they left behind too.
+ */
 function killAllAndExit(): never {
   for (const id of [...held.keys()]) release(id);
   fifos.discard();
-  // The daemon is gone: its FIFO directory is nobody's any more.
-  if (!process.connected) rmSync(fifoDirectory!, { recursive: true, force: true });
+  rmSync(fifoDirectory!, { recursive: true, force: true });
+  if (cgroupRoot) killCgroupTree(cgroupRoot);
   for (const pid of running) {
     for (const target of [-pid, pid]) {
       try {
@@ -132,8 +183,41 @@ function killAllAndExit(): never {
   process.exit(0);
 }
 
+/** Kills the daemon's cgroup directory whole and removes it once empty (waiting a second at most). */
+function killCgroupTree(root: string): void {
+  try {
+    writeFileSync(join(root, "cgroup.kill"), "1");
+  } catch {
+    return; // gone already
+  }
+  const deadline = Date.now() + 1_000;
+  const populated = () => {
+    try {
+      return /^populated 1$/m.test(readFileSync(join(root, "cgroup.events"), "latin1"));
+    } catch {
+      return false;
+    }
+  };
+  while (populated() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  try {
+    for (const entry of readdirSync(root, { withFileTypes: true })) if (entry.isDirectory()) rmdirSync(join(root, entry.name));
+    rmdirSync(root);
+  } catch {
+    // something still dying: left for the administrator
+  }
+}
+
 // The daemon is gone (even killed outright: the IPC channel closes with it).
 process.on("disconnect", killAllAndExit);
 // Signalled on its own (it has a process group of its own, so this is not
-// the daemon's shutdown): the children would be unreachable once it is gone.
-for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, killAllAndExit);
+// the daemon's shutdown): while the daemon lives its children are the
+// daemon's (it holds their pipes and adopts them), so they are left running
+// and only this process goes; the daemon starts another.
+function exitLeavingChildren(): never {
+  for (const id of [...held.keys()]) release(id);
+  fifos.discard();
+  process.exit(0);
+}
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  process.on(signal, () => (process.connected ? exitLeavingChildren() : killAllAndExit()));
+}

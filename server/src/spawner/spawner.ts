@@ -5,14 +5,14 @@
  * whoever asked.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
-import { FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
+import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
 
@@ -22,6 +22,10 @@ export interface SpawnedChild extends DaemonEnds {
 
 interface Pending {
   readonly id: number;
+  /** Bytes of argv and environment this start holds in the helper until it answers. */
+  readonly bytes: number;
+  /** Counted against the helper's in-flight bounds until it answers (or dies). */
+  admitted: boolean;
   resolve(child: SpawnedChild): void;
   reject(error: Error): void;
   onExit(code: number | null, signal: NodeJS.Signals | null): void;
@@ -33,6 +37,38 @@ interface Pending {
 }
 
 const SPAWN_TIMEOUT_MS = 10_000;
+
+/**
+ * What the helper may be working on at once. Each start's argv and
+ * environment exist several times in its heap (the IPC message, the parsed
+ * request, Node's spawn arguments), so 96 starts of 1 MiB each at once
+ * exhausted its 64 MiB: past these bounds starts wait in the daemon, in
+ * order, and a start alone is always let through.
+ */
+const MAX_STARTS_IN_FLIGHT = 64;
+const MAX_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
+/** How long a readiness answer is trusted before /readyz spawns a test child again. */
+const READY_FRESH_MS = 5_000;
+/** How often children of a helper that died are looked for, until they exit. */
+const ORPHAN_POLL_MS = 250;
+
+function requestBytes(params: SpawnParams): number {
+  let bytes = params.file.length + params.cwd.length;
+  for (const arg of params.args) bytes += arg.length + 1;
+  for (const [name, value] of Object.entries(params.env)) bytes += name.length + value.length + 2;
+  return bytes;
+}
+
+/** Start time of a live (not zombie) process, from /proc; undefined once it is gone. */
+function liveStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
 
 function killTree(pid: number): void {
   for (const target of [-pid, pid]) {
@@ -57,69 +93,87 @@ export class Spawner {
   private nextId = 1;
   private readonly children = new Map<number, Pending>();
   private stopped = false;
-  private selfTested = false;
+  /** When a test child last ran through the helper, and whether it did. */
+  private lastProbe: { at: number; ok: boolean } | undefined;
+  private probing: Promise<boolean> | undefined;
+  /** Starts waiting for room in the helper (MAX_STARTS_IN_FLIGHT, MAX_BYTES_IN_FLIGHT). */
+  private readonly waiting: { pending: Pending; request: SpawnRequest; admitted: () => void }[] = [];
+  private startsInFlight = 0;
+  private bytesInFlight = 0;
+  /** Children of a helper that died, still running: watched until they exit. */
+  private readonly orphans = new Map<number, { pending: Pending; startTime: string }>();
+  private orphanTimer: NodeJS.Timeout | undefined;
 
   /**
    * `onHelperExit` hears of every unplanned exit of the helper (it is
    * restarted); `onHandoverTimeout` of every start that timed out, with what
-   * had arrived of it by then.
+   * had arrived of it by then. `cgroupRoot` is the daemon's cgroup directory
+   * (process-trees.ts), which the helper kills whole if the daemon dies.
    */
   constructor(
     private readonly onHelperExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined,
     private readonly onHandoverTimeout: (details: Record<string, number | boolean>) => void = () => undefined,
+    private readonly cgroupRoot: string | undefined = undefined,
   ) {
     this.process = this.startHelper();
   }
 
-  /** True once the helper has run a test child successfully (readiness). */
+  /** The last readiness answer: the helper is there and its last test child ran. */
   get ready(): boolean {
-    return this.selfTested && this.process.connected;
+    return this.process.connected && this.lastProbe?.ok === true;
   }
 
-  /** Resolves once ready; rejects if the test child has not run within `timeoutMs`. */
+  /**
+   * Readiness as it is now: a test child is spawned through the helper
+   * unless one ran within READY_FRESH_MS (concurrent callers share it), so
+   * a helper that cannot make FIFOs any more, or cannot fork, is not ready.
+   */
+  checkReady(): Promise<boolean> {
+    if (!this.process.connected) return Promise.resolve(false);
+    if (this.lastProbe && Date.now() - this.lastProbe.at < READY_FRESH_MS) return Promise.resolve(this.lastProbe.ok);
+    return (this.probing ??= this.selfTest().finally(() => (this.probing = undefined)));
+  }
+
+  /** Resolves once ready; rejects if no test child has run within `timeoutMs`. */
   async whenReady(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.ready) {
+    while (!(await this.checkReady())) {
       if (Date.now() > deadline) throw new Error("the spawner process could not run a test child (are `true` and `mkfifo` installed, and is the temporary directory writable?)");
       await new Promise((resolve) => setTimeout(resolve, 5));
+      this.lastProbe = undefined;
     }
   }
 
   /** Spawns `true` through the helper: proves the daemon can run processes at all. */
-  private selfTest(): void {
-    let file: string;
+  private async selfTest(): Promise<boolean> {
+    let ok = false;
     try {
-      file = resolveExecutable("true", "/", process.env.PATH);
+      const file = resolveExecutable("true", "/", process.env.PATH);
+      ok = await new Promise<boolean>((resolve, reject) => {
+        this.spawn({ file, args: [], argv0: "true", cwd: "/", env: {}, pipeStdin: false, cgroup: undefined }, (code) => resolve(code === 0)).then(
+          (child) => {
+            child.stdout.resume();
+            child.stderr.resume();
+          },
+          reject,
+        );
+      });
     } catch {
-      return;
+      ok = false;
     }
-    this.spawn({ file, args: [], argv0: "true", cwd: "/", env: {}, pipeStdin: false }, (code) => {
-      this.selfTested = code === 0;
-    }).then(
-      (child) => {
-        child.stdout.resume();
-        child.stderr.resume();
-      },
-      () => undefined,
-    );
+    this.lastProbe = { at: Date.now(), ok };
+    return ok;
   }
 
   /** Spawns a child; `onExit` is called once when it has been reaped. */
   spawn(params: SpawnParams, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<SpawnedChild> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      // A start must never hang: past the deadline it fails, and a child
-      // that did start is killed rather than left unreachable.
-      const timer = setTimeout(() => {
-        if (pending.state !== "starting") return;
-        this.onHandoverTimeout({
-          startsInFlight: [...this.children.values()].filter((other) => other.state === "starting").length,
-        });
-        this.fail(pending, new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
-      }, SPAWN_TIMEOUT_MS);
-      timer.unref();
+      let timer: NodeJS.Timeout | undefined;
       const pending: Pending = {
         id,
+        bytes: requestBytes(params),
+        admitted: false,
         resolve: (child) => {
           clearTimeout(timer);
           resolve(child);
@@ -132,8 +186,49 @@ export class Spawner {
         state: "starting",
       };
       this.children.set(id, pending);
-      this.sendRequest(pending, { type: "spawn", id, ...params });
+      // A start must never hang: past the deadline (counted from when the
+      // helper got it) it fails, and a child that did start is killed
+      // rather than left unreachable.
+      const admitted = () => {
+        timer = setTimeout(() => {
+          if (pending.state !== "starting") return;
+          this.onHandoverTimeout({
+            startsInFlight: [...this.children.values()].filter((other) => other.state === "starting").length,
+          });
+          this.fail(pending, new SpawnError(`the spawner did not hand the child over within ${SPAWN_TIMEOUT_MS} ms`, "ETIMEDOUT"));
+        }, SPAWN_TIMEOUT_MS);
+        timer.unref();
+      };
+      this.waiting.push({ pending, request: { type: "spawn", id, ...params }, admitted });
+      this.admitWaiting();
     });
+  }
+
+  /** Sends waiting starts to the helper while it has room for them. */
+  private admitWaiting(): void {
+    while (this.waiting.length > 0) {
+      const { pending, request, admitted } = this.waiting[0]!;
+      const room =
+        this.startsInFlight === 0 ||
+        (this.startsInFlight < MAX_STARTS_IN_FLIGHT && this.bytesInFlight + pending.bytes <= MAX_BYTES_IN_FLIGHT);
+      if (!room) return;
+      this.waiting.shift();
+      if (pending.state !== "starting") continue;
+      pending.admitted = true;
+      this.startsInFlight++;
+      this.bytesInFlight += pending.bytes;
+      admitted();
+      this.sendRequest(pending, request);
+    }
+  }
+
+  /** The helper answered this start (or died): its room is free for the next. */
+  private settle(pending: Pending): void {
+    if (!pending.admitted) return;
+    pending.admitted = false;
+    this.startsInFlight--;
+    this.bytesInFlight -= pending.bytes;
+    this.admitWaiting();
   }
 
   /** A helper that has just died cannot take the request; the start fails rather than the daemon. */
@@ -141,6 +236,7 @@ export class Spawner {
     const fail = () => {
       if (pending.state !== "starting") return;
       this.children.delete(pending.id);
+      this.settle(pending);
       this.fail(pending, new SpawnError("the spawner process is restarting; try again", "ESPAWNER"));
     };
     if (!this.process.connected) return fail();
@@ -159,6 +255,7 @@ export class Spawner {
   /** Stops the helper (its children are the daemon's to kill first). */
   stop(): void {
     this.stopped = true;
+    clearInterval(this.orphanTimer);
     this.process.disconnect();
     rmSync(this.fifoDirectory, { recursive: true, force: true });
   }
@@ -168,6 +265,7 @@ export class Spawner {
     // Nor does it need the daemon's settings (its token among them).
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
     env[FIFO_DIRECTORY_ENV] = this.fifoDirectory;
+    if (this.cgroupRoot) env[CGROUP_ROOT_ENV] = this.cgroupRoot;
     const helper = fork(MAIN, [], {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       execArgv: ["--max-old-space-size=64"],
@@ -184,9 +282,7 @@ export class Spawner {
       if (!this.stopped) this.onHelperExit(code, signal);
       this.onHelperGone();
     });
-    this.selfTested = false;
-    // After `this.process` is assigned by the caller.
-    queueMicrotask(() => this.selfTest());
+    this.lastProbe = undefined;
     return helper;
   }
 
@@ -196,9 +292,11 @@ export class Spawner {
     switch (message.type) {
       case "failed":
         this.children.delete(message.id);
+        this.settle(pending);
         if (pending.state === "starting") this.fail(pending, new SpawnError(message.message, message.code));
         return;
       case "spawned": {
+        this.settle(pending);
         pending.pid = message.pid;
         // The start already failed (timed out): nobody can reach this child.
         if (pending.state === "failed") {
@@ -235,18 +333,55 @@ export class Spawner {
   }
 
   /**
-   * The helper died (killed from outside, out of memory): its children can no
-   * longer be reaped or reported, so they are killed and reported as killed,
-   * and a new helper takes over.
+   * The helper died (killed from outside, out of memory). Starts it was
+   * working on fail (a child of one is killed: nobody could reach it).
+   * Children it had handed over keep running: their pipes are the daemon's,
+   * and only their exit status is lost (the kernel gave them to another
+   * parent), so they are watched until they exit and reported with upstream's
+   * exit code for "unknown", -1. A new helper takes over.
    */
   private onHelperGone(): void {
-    const orphans = [...this.children.values()];
+    const children = [...this.children.values()];
     this.children.clear();
-    for (const pending of orphans) {
-      if (pending.state === "starting") this.fail(pending, new SpawnError("the spawner process exited", "ESPAWNER"));
-      else if (pending.pid !== undefined) killTree(pending.pid);
-      if (pending.state === "started") pending.onExit(null, "SIGKILL");
+    this.startsInFlight = 0;
+    this.bytesInFlight = 0;
+    for (const pending of children) {
+      pending.admitted = false;
+      if (pending.state === "starting") {
+        this.fail(pending, new SpawnError("the spawner process exited", "ESPAWNER"));
+      } else if (pending.state === "started" && pending.pid !== undefined) {
+        this.adopt(pending, pending.pid);
+      } else if (pending.pid !== undefined) {
+        killTree(pending.pid);
+      }
     }
-    if (!this.stopped) this.process = this.startHelper();
+    if (!this.stopped) {
+      this.process = this.startHelper();
+      this.admitWaiting();
+    }
+  }
+
+  private adopt(pending: Pending, pid: number): void {
+    const startTime = liveStartTime(pid);
+    if (startTime === undefined) return this.orphanExited(pending);
+    this.orphans.set(pid, { pending, startTime });
+    this.orphanTimer ??= setInterval(() => this.pollOrphans(), ORPHAN_POLL_MS).unref();
+  }
+
+  private pollOrphans(): void {
+    for (const [pid, orphan] of this.orphans) {
+      if (liveStartTime(pid) === orphan.startTime) continue;
+      this.orphans.delete(pid);
+      this.orphanExited(orphan.pending);
+    }
+    if (this.orphans.size === 0) {
+      clearInterval(this.orphanTimer);
+      this.orphanTimer = undefined;
+    }
+  }
+
+  private orphanExited(pending: Pending): void {
+    pending.child?.stdin?.destroy();
+    pending.onExit(-1, null);
   }
 }

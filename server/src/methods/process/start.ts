@@ -74,10 +74,18 @@ async function start(
     : undefined;
 
   session.reserve(params.processId);
+  const tree = connection.deps.registry.processTrees.create(session);
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    { retainedBytes: config.retainedBytes, killGraceMs: config.killGraceMs, sandboxed: sandbox?.wrap !== undefined },
+    {
+      retainedBytes: config.retainedBytes,
+      killGraceMs: config.killGraceMs,
+      sandboxed: sandbox?.wrap !== undefined,
+      maxStdinBufferBytes: config.maxStdinBufferBytes,
+      retentionBudget: connection.deps.registry.retentionBudget,
+      tree,
+    },
     session.onProcessEvent,
   );
   try {
@@ -101,6 +109,7 @@ async function start(
       pipeStdin: params.pipeStdin ?? false,
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
+      cgroup: tree.cgroup,
     };
     const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
     // Pipes are forked by the spawner process; PTYs (forkpty) by the daemon itself, for now.
@@ -112,6 +121,7 @@ async function start(
     log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
     session.release(params.processId);
+    tree.release();
     throw error;
   }
   return { processId: params.processId, sandboxType: sandbox?.sandboxType ?? "none" };

@@ -1,13 +1,33 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
+import { limitExceeded } from "../../rpc/rpc-error.js";
 import { STARTING } from "../../session/session.js";
 import type { ProcessContext } from "../context.js";
 
-/** Bytes to stdin (or the PTY). Idempotent per `writeId`. Unknown ids are a status, not an error, as upstream. */
-export function processWrite(params: ParamsOf<"process/write">, { session, connection }: ProcessContext): ResultOf<"process/write"> {
+/**
+ * Bytes to stdin (or the PTY). Idempotent per `writeId`. Unknown ids are a
+ * status, not an error, as upstream. Input the child has not read is held
+ * only up to maxStdinBufferBytes: a write that does not fit is answered once
+ * it does (see ManagedProcess.write); past that, -32011 and nothing written.
+ */
+export async function processWrite(
+  params: ParamsOf<"process/write">,
+  { session, connection }: ProcessContext,
+): Promise<ResultOf<"process/write">> {
   const entry = session.peek(params.processId);
   if (entry === undefined) return { status: "unknownProcess" };
   if (entry === STARTING) return { status: "starting" };
-  const status = entry.write(Buffer.from(params.chunk, "base64"), params.writeId);
+  const data = Buffer.from(params.chunk, "base64");
+  const status = await entry.write(data, params.writeId);
+  if (status === "stdinFull") {
+    const { maxStdinBufferBytes } = connection.deps.config;
+    throw limitExceeded(
+      "maxStdinBufferBytes",
+      data.length > maxStdinBufferBytes
+        ? `a write of ${data.length} bytes is larger than the limit of ${maxStdinBufferBytes} bytes of unread input per process; nothing was written: split it`
+        : `process ${params.processId} has not read ${entry.stdinQueuedBytes} bytes of its input yet and another write is waiting for room ` +
+            `(limit ${maxStdinBufferBytes}); nothing was written: retry once an earlier write was answered`,
+    );
+  }
   if (status === "accepted") connection.deps.pollAfterInput.written();
   return { status };
 }
