@@ -16,6 +16,7 @@ import { Connection } from "./rpc/connection.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
+import { WebSocketTransport } from "./transport/websocket-transport.js";
 
 export interface Daemon {
   /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
@@ -122,7 +123,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         request.log.info({ code }, "connection closed");
       });
       const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}` };
-      new Connection(socket, { registry, config, log: request.log, metrics, spawner, pollAfterInput }, peer);
+      new Connection(new WebSocketTransport(socket), { registry, config, log: request.log, metrics, spawner, pollAfterInput }, peer);
     },
   });
   registerConsole(app);
