@@ -2,9 +2,11 @@
 /**
  * The `execmux` command. `execmux serve` runs the daemon: it prints exactly
  * one line, the ws:// URL, on stdout once it is listening; logs go to stderr.
+ * With `--listen stdio`, stdout carries the protocol and nothing else.
  */
-import { ConfigError, describeOptions, loadConfig } from "./config.js";
+import { ConfigError, describeOptions, isStdioListen, loadConfig } from "./config.js";
 import { startDaemon, type Daemon } from "./daemon.js";
+import { startStdioDaemon } from "./stdio-daemon.js";
 import { attachCommand } from "./commands/attach.js";
 import { execCommand } from "./commands/exec.js";
 import { mcpCommand } from "./commands/mcp.js";
@@ -33,7 +35,8 @@ async function serve(argv: string[]): Promise<void> {
   const config = loadConfig(argv, process.env);
   // Handlers go in before the URL is printed: a supervisor may signal the
   // moment it reads that line.
-  let daemon: Daemon | undefined;
+  let daemon: Pick<Daemon, "log" | "close"> | undefined;
+  let onHangUp: () => void = () => undefined;
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -50,11 +53,21 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
-  // Token rotation without a restart.
-  process.on("SIGHUP", () => daemon?.reloadTokens());
+  process.on("SIGHUP", () => onHangUp());
 
-  daemon = await startDaemon(config);
-  process.stdout.write(`${daemon.url}\n`);
+  if (isStdioListen(config.listen)) {
+    const stdio = await startStdioDaemon(config);
+    daemon = stdio;
+    // A hung-up terminal, like the end of stdin, means the client is gone.
+    onHangUp = () => shutdown("SIGHUP");
+    void stdio.ended.then(() => shutdown("end of the stdio connection"));
+    return;
+  }
+  const listening = await startDaemon(config);
+  daemon = listening;
+  // Token rotation without a restart.
+  onHangUp = () => listening.reloadTokens();
+  process.stdout.write(`${listening.url}\n`);
 }
 
 async function main(): Promise<void> {

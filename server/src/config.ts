@@ -13,8 +13,9 @@ export const ConfigSchema = Type.Object(
   {
     listen: Type.String({
       default: "ws://127.0.0.1:7373",
-      pattern: "^wss?://",
-      description: "Address to listen on, ws://IP:PORT (port 0 picks a free port).",
+      pattern: "^(wss?://|stdio(://)?$)",
+      description:
+        "Address to listen on, ws://IP:PORT (port 0 picks a free port), or stdio: newline-delimited JSON on stdin/stdout for the one client that started the daemon (it exits when stdin ends).",
     }),
     retainedBytes: Type.Integer({
       default: 1024 * 1024,
@@ -203,6 +204,11 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration: ${messages.join("; ")}`);
   }
   return raw as Config;
+}
+
+/** `--listen stdio` (or `stdio://`, as upstream also accepts): stdin and stdout instead of a socket. */
+export function isStdioListen(listen: string): boolean {
+  return listen === "stdio" || listen === "stdio://";
 }
 
 /** "ws://127.0.0.1:7373" -> host and port; IPv6 hosts in brackets. */

@@ -5,17 +5,17 @@
  */
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import websocket from "@fastify/websocket";
-import { authorize, redactedUrl, selectProtocol } from "./auth/request-auth.js";
+import { authorize, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
-import { Metrics } from "./metrics.js";
+import { loggerOptions } from "./logger.js";
+import type { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
-import { PollAfterInput } from "./rpc/poll-after-input.js";
-import { SessionRegistry } from "./session/session-registry.js";
-import { Spawner } from "./spawner/spawner.js";
+import { startRuntime } from "./runtime.js";
+import type { SessionRegistry } from "./session/session-registry.js";
 import { WebSocketTransport } from "./transport/websocket-transport.js";
 
 export interface Daemon {
@@ -31,9 +31,6 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** How often shutdown checks whether every process has exited after SIGTERM. */
-const SHUTDOWN_POLL_MS = 10;
-
 function isLoopback(host: string): boolean {
   if (host === "localhost") return true;
   if (isIP(host) === 4) return host.startsWith("127.");
@@ -46,16 +43,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
 
   const app: FastifyInstance = Fastify({
-    logger: {
-      level: config.logLevel,
-      ...(config.logPretty
-        ? { transport: { target: "pino-pretty", options: { destination: 2, colorize: true } } }
-        : { stream: process.stderr }),
-      // A token may travel in the query string: logs never show one.
-      serializers: {
-        req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
-      },
-    },
+    logger: loggerOptions(config),
     ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
   });
 
@@ -74,23 +62,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const stopWatchingTokens = tokens.watch();
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
 
-  const metrics = new Metrics();
-  // Started first, while the daemon is small: every child is forked from it.
-  const spawner = new Spawner(
-    (code, signal) => app.log.error({ code, signal }, "the spawner process exited; its children were killed and a new one is starting"),
-    (details) => app.log.warn(details, "a start timed out waiting for the spawner process"),
-  );
-  const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros);
-  const registry = new SessionRegistry({
-    detachedSessionTtlMs: config.sessionTtlMs,
-    closedRetentionMs: config.closedRetentionMs,
-    maxSessions: config.maxSessions,
-    maxDetachedSessions: config.maxDetachedSessions,
-    maxProcessesPerSession: config.maxProcessesPerSession,
-    maxProcesses: config.maxProcesses,
-    metrics,
-    log: app.log,
-  });
+  const runtime = startRuntime(config, app.log);
+  const { metrics, registry, spawner } = runtime;
 
   await app.register(websocket, { options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol } });
 
@@ -123,7 +96,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         request.log.info({ code }, "connection closed");
       });
       const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}` };
-      new Connection(new WebSocketTransport(socket), { registry, config, log: request.log, metrics, spawner, pollAfterInput }, peer);
+      new Connection(new WebSocketTransport(socket), runtime.connectionDeps(request.log), peer);
     },
   });
   registerConsole(app);
@@ -147,8 +120,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     (closing ??= (async () => {
       stopWatchingTokens();
       await app.close();
-      await terminateEverything(registry, config.killGraceMs);
-      spawner.stop();
+      await runtime.close();
     })());
 
   return {
@@ -160,15 +132,4 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     reloadTokens: () => tokens.reload(),
     close,
   };
-}
-
-/** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */
-async function terminateEverything(registry: SessionRegistry, graceMs: number): Promise<void> {
-  const sessions = registry.all();
-  for (const session of sessions) for (const process of session.list()) process.terminate();
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && !sessions.every((session) => session.allExited)) {
-    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_POLL_MS));
-  }
-  registry.killAll();
 }
