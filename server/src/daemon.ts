@@ -9,6 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import websocket from "@fastify/websocket";
 import { authorize, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
+import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { loggerOptions } from "./logger.js";
@@ -41,6 +42,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port } = parseListen(config.listen);
   const tls = config.tlsCert || config.tlsKey;
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
+  // Upstream's --ws-auth options, checked and their files read before anything starts.
+  const wsAuthSetting = wsAuthSettings(config);
+  const wsAuth = wsAuthSetting && loadWsAuth(wsAuthSetting);
 
   const app: FastifyInstance = Fastify({
     logger: loggerOptions(config),
@@ -50,11 +54,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
     error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
   );
-  if (!tokens.enabled && !isLoopback(host)) {
+  // Any configured kind of token admits a request; with none, only the Origin check applies.
+  const credentials = [...(tokens.enabled ? [tokens.asCredential()] : []), ...(wsAuth ? [wsAuth] : [])];
+  if (credentials.length === 0 && !isLoopback(host)) {
     if (!config.insecureNoAuth) {
       throw new ConfigError(
         `refusing to listen on ${host} without a token: anyone who can reach it could run commands. ` +
-          "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE), or pass --insecure-no-auth if you really mean it.",
+          "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE) or --ws-auth, or pass --insecure-no-auth if you really mean it.",
       );
     }
     app.log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
@@ -72,15 +78,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
     if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
-    const denied = authorize(request.headers, request.url, {
-      allowedOrigins,
-      tokensRequired: tokens.enabled,
-      verify: (token) => tokens.verify(token),
-    });
+    const denied = await authorize(request.headers, request.url, { allowedOrigins, credentials });
     if (!denied) return;
     request.log.warn({ status: denied.status }, denied.message);
+    // Upstream answers without this header; HTTP requires it on a 401.
     if (denied.status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
-    return reply.code(denied.status).send({ error: denied.message });
+    // Upstream's form: the reason as plain text.
+    return reply.code(denied.status).type("text/plain; charset=utf-8").send(denied.message);
   });
 
   app.route({

@@ -13,6 +13,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
+import { wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, type Config } from "./config.js";
 import { createLogger } from "./logger.js";
 import { Connection } from "./rpc/connection.js";
@@ -35,6 +36,8 @@ export interface StdioDaemon {
  * so nobody believes a token guards a daemon it does not.
  */
 function refuseListenerOptions(config: Config): void {
+  // Upstream's check and words; its flags are checked first, as upstream does.
+  if (wsAuthSettings(config)) throw new ConfigError("WebSocket auth requires a WebSocket listener, not stdio");
   const given = (
     [
       ["--token", config.token],
