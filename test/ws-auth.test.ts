@@ -5,7 +5,7 @@
  * `codex exec-server` started with the same options: status and body.
  */
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SignJWT } from "jose";
@@ -30,6 +30,12 @@ const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toStrin
 
 function jwt(claims: Record<string, unknown>, options: { alg?: string; secret?: string } = {}): Promise<string> {
   return new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" }).sign(new TextEncoder().encode(options.secret ?? SECRET));
+}
+
+/** Signed by hand: for headers a JWT library would not write. */
+function hmacSigned(header: Record<string, unknown>, claims: Record<string, unknown>): string {
+  const input = `${base64url(header)}.${base64url(claims)}`;
+  return `${input}.${createHmac("sha256", SECRET).update(input).digest("base64url")}`;
 }
 
 /** A token that says `alg: none` and carries no signature. */
@@ -136,6 +142,10 @@ describe("--ws-auth signed-bearer-token", () => {
     const fromTheFuture = bearer(await jwt({ ...good, exp: t + 6000, iat: t + 3000 }));
     expect(answer(await upgradeAttempt(ours, fromTheFuture))).toEqual({ status: 401, body: "websocket jwt was issued in the future" });
     expect((await upgradeAttempt(upstream, fromTheFuture)).status).toBe(101);
+    // And than upstream, which ignores crit: an extension the daemon does not know is refused (RFC 7515).
+    const critical = bearer(hmacSigned({ alg: "HS256", crit: ["x-unknown"], "x-unknown": true }, { ...good, exp: t + 600 }));
+    expect(answer(await upgradeAttempt(ours, critical))).toEqual({ status: 401, body: "invalid websocket jwt" });
+    expect((await upgradeAttempt(upstream, critical)).status).toBe(101);
   });
 
   it("takes --ws-max-clock-skew-seconds for exp and nbf, and any issuer and audience when none is set", async () => {
