@@ -5,8 +5,10 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
+import { StdioTransport } from "../server/dist/transport/stdio-transport.js";
 import { CLI, runCli } from "./helpers/cli.js";
 import { isRunning } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
@@ -138,3 +140,47 @@ describe("against upstream's codex exec-server --listen stdio", () => {
   });
 });
 
+
+describe("StdioTransport's framing", () => {
+  function transport(maxLineBytes = 64) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const stdio = new StdioTransport(input, output, maxLineBytes);
+    const messages: string[] = [];
+    const tooLarge: number[] = [];
+    stdio.onMessage((data) => messages.push(data.toString()));
+    stdio.onTooLarge((limit) => tooLarge.push(limit));
+    const inputEnded = new Promise<void>((resolve) => stdio.onInputEnd(resolve));
+    return { input, output, stdio, messages, tooLarge, inputEnded };
+  }
+
+  it("cuts lines wherever the reads split them, and counts the bound across reads", async () => {
+    const { input, messages, tooLarge, inputEnded } = transport(16);
+    for (const piece of ['{"a"', ":1}\r\n\n", '{"b":2}\n{"c"', ":3}\n", "  \n", '{"last":4}']) input.write(piece);
+    input.end();
+    await inputEnded;
+    expect(messages).toEqual(['{"a":1}\r', '{"b":2}', '{"c":3}', '{"last":4}']);
+    expect(tooLarge).toEqual([]);
+
+    const bounded = transport(16);
+    bounded.input.write('{"x":"0123');
+    bounded.input.write('4567890"}\n{"y":1}\n');
+    expect(bounded.tooLarge).toEqual([16]);
+    expect(bounded.messages).toEqual([]); // nothing after the bound is read
+  });
+
+  it("writes one line per message and reports the close once stdout has written everything", async () => {
+    const { output, stdio } = transport();
+    const written: string[] = [];
+    output.on("data", (chunk: Buffer) => written.push(chunk.toString()));
+    const closed = new Promise<void>((resolve) => stdio.onClose(resolve));
+    const sent = new Promise<Error | undefined>((resolve) => stdio.send('{"id":1,"result":{}}', resolve));
+    stdio.close();
+    expect(stdio.isOpen).toBe(false);
+    await closed;
+    expect(await sent).toBeUndefined();
+    expect(written.join("")).toBe('{"id":1,"result":{}}\n');
+    expect(() => stdio.send(Buffer.from([1, 2]), () => undefined)).toThrow(/binary messages cannot travel on stdio/);
+    expect(stdio.carriesBinary).toBe(false);
+  });
+});
