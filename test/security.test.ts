@@ -76,7 +76,7 @@ describe("bearer tokens", () => {
     daemon.child.kill("SIGTERM");
     await daemon.exited;
     const logs = daemon.stderr();
-    expect(logs).toContain("missing or invalid token");
+    expect(logs).toContain("invalid websocket bearer token");
     for (const secret of [TOKEN, "wrong-guess-123", base64url(TOKEN)]) expect(logs).not.toContain(secret);
   });
 });

@@ -13,8 +13,9 @@ export const ConfigSchema = Type.Object(
   {
     listen: Type.String({
       default: "ws://127.0.0.1:7373",
-      pattern: "^wss?://",
-      description: "Address to listen on, ws://IP:PORT (port 0 picks a free port).",
+      pattern: "^(wss?://|stdio(://)?$)",
+      description:
+        "Address to listen on, ws://IP:PORT (port 0 picks a free port), or stdio: newline-delimited JSON on stdin/stdout for the one client that started the daemon (it exits when stdin ends).",
     }),
     retainedBytes: Type.Integer({
       default: 1024 * 1024,
@@ -86,6 +87,34 @@ export const ConfigSchema = Type.Object(
     tokenFile: Type.String({
       default: "",
       description: "File with one accepted token per line (# comments allowed); re-read on SIGHUP and when it changes, so tokens rotate without a restart.",
+    }),
+    // An enum rather than a union of literals: a wrong mode gets one clear message.
+    wsAuth: Type.Unsafe<"" | "capability-token" | "signed-bearer-token">({
+      type: "string",
+      enum: ["", "capability-token", "signed-bearer-token"],
+      default: "",
+      description:
+        "Upstream's --ws-auth, same options: also admit a capability token (--ws-token-file or --ws-token-sha256) or a JWT signed with HS256 (--ws-shared-secret-file), beside --token/--token-file; a request that any configured kind admits gets in. Empty: off.",
+    }),
+    wsTokenFile: Type.String({
+      default: "",
+      description: "With --ws-auth capability-token: the file holding the token (surrounding whitespace trimmed), read once at start-up.",
+    }),
+    wsTokenSha256: Type.String({
+      default: "",
+      description: "With --ws-auth capability-token: the token's SHA-256 in hex, instead of --ws-token-file.",
+    }),
+    wsSharedSecretFile: Type.String({
+      default: "",
+      description:
+        "With --ws-auth signed-bearer-token: the file holding the HMAC secret (at least 32 bytes, surrounding whitespace trimmed), read once at start-up. Tokens need exp; nbf, iat, iss and aud are checked too.",
+    }),
+    wsIssuer: Type.String({ default: "", description: "With --ws-auth signed-bearer-token: the iss a token must carry. Empty: any." }),
+    wsAudience: Type.String({ default: "", description: "With --ws-auth signed-bearer-token: the audience a token's aud must name. Empty: any." }),
+    wsMaxClockSkewSeconds: Type.String({
+      default: "",
+      pattern: "^\\s*[0-9]*\\s*$",
+      description: "With --ws-auth signed-bearer-token: the leeway for exp, nbf and iat, in seconds. Empty: 30, as upstream.",
     }),
     allowedOrigins: Type.String({
       default: "",
@@ -251,6 +280,11 @@ function describeErrors(errors: readonly ErrorObject[], raw: Record<string, unkn
     const reasons = [...new Set(optionErrors.map((error) => error.message ?? "is invalid"))];
     return `${name} ${reasons.join(" and ")}${got}`;
   });
+}
+
+/** `--listen stdio` (or `stdio://`, as upstream also accepts): stdin and stdout instead of a socket. */
+export function isStdioListen(listen: string): boolean {
+  return listen === "stdio" || listen === "stdio://";
 }
 
 /** "ws://127.0.0.1:7373" -> host and port; IPv6 hosts in brackets. */

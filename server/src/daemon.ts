@@ -4,19 +4,20 @@
  * orderly shutdown that leaves no process behind.
  */
 import { readFileSync } from "node:fs";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import websocket from "@fastify/websocket";
-import { authorize, redactedUrl, selectProtocol } from "./auth/request-auth.js";
+import { authorize, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
+import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { isLoopback } from "./loopback.js";
-import { Metrics } from "./metrics.js";
+import { loggerOptions } from "./logger.js";
+import type { Metrics } from "./metrics.js";
 import { Connection } from "./rpc/connection.js";
-import { PollAfterInput } from "./rpc/poll-after-input.js";
-import { SessionRegistry } from "./session/session-registry.js";
-import { Spawner } from "./spawner/spawner.js";
-import { createProcessTrees } from "./process/process-trees.js";
+import { startRuntime } from "./runtime.js";
+import type { SessionRegistry } from "./session/session-registry.js";
+import { WebSocketTransport } from "./transport/websocket-transport.js";
 
 export interface Daemon {
   /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
@@ -31,38 +32,30 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** How often shutdown checks whether every process has exited after SIGTERM. */
-const SHUTDOWN_POLL_MS = 10;
-/** How long shutdown waits for killed trees to be gone before it removes their cgroups. */
-const SHUTDOWN_REAP_MS = 2_000;
 
 export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port } = parseListen(config.listen);
   const tls = config.tlsCert || config.tlsKey;
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
+  // Upstream's --ws-auth options, checked and their files read before anything starts.
+  const wsAuthSetting = wsAuthSettings(config);
+  const wsAuth = wsAuthSetting && loadWsAuth(wsAuthSetting);
 
   const app: FastifyInstance = Fastify({
-    logger: {
-      level: config.logLevel,
-      ...(config.logPretty
-        ? { transport: { target: "pino-pretty", options: { destination: 2, colorize: true } } }
-        : { stream: process.stderr }),
-      // A token may travel in the query string: logs never show one.
-      serializers: {
-        req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
-      },
-    },
+    logger: loggerOptions(config),
     ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
   });
 
   const tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
     error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
   );
-  if (!tokens.enabled && !isLoopback(host)) {
+  // Any configured kind of token admits a request; with none, only the Origin check applies.
+  const credentials = [...(tokens.enabled ? [tokens.asCredential()] : []), ...(wsAuth ? [wsAuth] : [])];
+  if (credentials.length === 0 && !isLoopback(host)) {
     if (!config.insecureNoAuth) {
       throw new ConfigError(
         `refusing to listen on ${host} without a token: anyone who can reach it could run commands. ` +
-          "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE), or pass --insecure-no-auth if you really mean it.",
+          "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE) or --ws-auth, or pass --insecure-no-auth if you really mean it.",
       );
     }
     app.log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
@@ -70,29 +63,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const stopWatchingTokens = tokens.watch();
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
 
-  const metrics = new Metrics();
-  const processTrees = createProcessTrees(config.processContainment);
-  app.log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
-  // Started first, while the daemon is small: every child is forked from it.
-  const spawner = new Spawner(
-    (code, signal) => app.log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
-    (details) => app.log.warn(details, "a start timed out waiting for the spawner process"),
-    processTrees.cgroupRoot,
-  );
-  const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros);
-  const registry = new SessionRegistry({
-    detachedSessionTtlMs: config.sessionTtlMs,
-    closedRetentionMs: config.closedRetentionMs,
-    maxSessions: config.maxSessions,
-    maxDetachedSessions: config.maxDetachedSessions,
-    maxProcessesPerSession: config.maxProcessesPerSession,
-    maxProcesses: config.maxProcesses,
-    maxClosedProcessesPerSession: config.maxClosedProcessesPerSession,
-    maxRetainedBytesTotal: config.maxRetainedBytesTotal,
-    processTrees,
-    metrics,
-    log: app.log,
-  });
+  const runtime = startRuntime(config, app.log);
+  const { metrics, registry, spawner } = runtime;
 
   await app.register(websocket, {
     options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol },
@@ -115,15 +87,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
     if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
-    const denied = authorize(request.headers, request.url, {
-      allowedOrigins,
-      tokensRequired: tokens.enabled,
-      verify: (token) => tokens.verify(token),
-    });
+    const denied = await authorize(request.headers, request.url, { allowedOrigins, credentials });
     if (!denied) return;
     request.log.warn({ status: denied.status }, denied.message);
+    // Upstream answers without this header; HTTP requires it on a 401.
     if (denied.status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
-    return reply.code(denied.status).send({ error: denied.message });
+    // Upstream's form: the reason as plain text.
+    return reply.code(denied.status).type("text/plain; charset=utf-8").send(denied.message);
   });
 
   app.route({
@@ -139,7 +109,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         request.log.info({ code }, "connection closed");
       });
       const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}` };
-      new Connection(socket, { registry, config, log: request.log, metrics, spawner, pollAfterInput }, peer);
+      new Connection(new WebSocketTransport(socket), runtime.connectionDeps(request.log), peer);
     },
   });
   registerConsole(app);
@@ -164,9 +134,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     (closing ??= (async () => {
       stopWatchingTokens();
       await app.close();
-      await terminateEverything(registry, config.killGraceMs);
-      spawner.stop();
-      await processTrees.dispose(SHUTDOWN_REAP_MS);
+      await runtime.close();
     })());
 
   return {
@@ -178,15 +146,4 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     reloadTokens: () => tokens.reload(),
     close,
   };
-}
-
-/** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */
-async function terminateEverything(registry: SessionRegistry, graceMs: number): Promise<void> {
-  const sessions = registry.all();
-  for (const session of sessions) for (const process of session.list()) process.terminate();
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && !sessions.every((session) => session.allExited)) {
-    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_POLL_MS));
-  }
-  registry.killAll();
 }

@@ -1,4 +1,6 @@
 /** Raw WebSocket handshakes, to see the HTTP status a refused upgrade gets. */
+import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import WebSocket from "ws";
 
 export interface HandshakeResult {
@@ -23,3 +25,39 @@ export function handshake(url: string, options: { headers?: Record<string, strin
 }
 
 export const httpUrl = (wsUrl: string) => wsUrl.replace(/^ws/, "http");
+
+export interface UpgradeAnswer {
+  status: number;
+  /** The refusal's body (empty for 101). */
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** One WebSocket upgrade request with exactly these headers; what the server answered, body included. */
+export function upgradeAttempt(url: string, headers: Record<string, string> = {}, path = "/"): Promise<UpgradeAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${httpUrl(url)}${path}`, {
+      // A connection of its own, as a WebSocket client opens: after refusing an upgrade the server may close it.
+      agent: false,
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": randomBytes(16).toString("base64"),
+        ...headers,
+      },
+    });
+    request.once("upgrade", (response, socket) => {
+      socket.destroy();
+      resolve({ status: response.statusCode ?? 0, body: "", headers: response.headers });
+    });
+    request.once("response", (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.once("end", () => resolve({ status: response.statusCode ?? 0, body, headers: response.headers }));
+    });
+    request.once("error", reject);
+    request.end();
+  });
+}

@@ -1,15 +1,17 @@
 /**
  * Who may open the WebSocket (and read /metrics): decided in an onRequest
  * hook, before any upgrade. A foreign browser Origin gets 403; a missing or
- * wrong token gets 401.
+ * wrong token gets 401 with upstream's words for why.
  *
  * The token can come three ways: `Authorization: Bearer <token>` (agents,
- * the Node SDK); a WebSocket subprotocol `execmux.bearer.<base64url(token)>`
- * offered next to `execmux` (browsers cannot set headers; Kubernetes does the
- * same); or `?token=` in the URL (weaker: URLs end up in histories and proxy
- * logs).
+ * the Node SDK, Codex); a WebSocket subprotocol
+ * `execmux.bearer.<base64url(token)>` offered next to `execmux` (browsers
+ * cannot set headers; Kubernetes does the same); or `?token=` in the URL
+ * (weaker: URLs end up in histories and proxy logs). Every configured kind of
+ * token (credential.ts) is tried on each, and any one admits the request.
  */
 import type { IncomingHttpHeaders } from "node:http";
+import { Refusal, type Credential } from "./credential.js";
 
 export const SUBPROTOCOL = "execmux";
 export const TOKEN_SUBPROTOCOL_PREFIX = "execmux.bearer.";
@@ -27,12 +29,23 @@ function offeredProtocols(headers: IncomingHttpHeaders): string[] {
     .filter(Boolean);
 }
 
+/**
+ * The Authorization header read as upstream reads it: the scheme up to the
+ * first space, `Bearer` in any case, then a token that is not blank.
+ */
+export function readAuthorization(header: string | undefined): { kind: "absent" } | { kind: "malformed" } | { kind: "bearer"; token: string } {
+  if (header === undefined) return { kind: "absent" };
+  const space = header.indexOf(" ");
+  if (space < 0 || header.slice(0, space).toLowerCase() !== "bearer") return { kind: "malformed" };
+  const token = header.slice(space + 1).trim();
+  return token === "" ? { kind: "malformed" } : { kind: "bearer", token };
+}
+
 /** Every token the request carries, in the order they are tried. */
 export function presentedTokens(headers: IncomingHttpHeaders, url: string): string[] {
   const tokens: string[] = [];
-  const authorization = headers.authorization;
-  const bearer = authorization ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1] : undefined;
-  if (bearer) tokens.push(bearer.trim());
+  const authorization = readAuthorization(headers.authorization);
+  if (authorization.kind === "bearer") tokens.push(authorization.token);
   for (const protocol of offeredProtocols(headers)) {
     if (!protocol.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) continue;
     try {
@@ -59,19 +72,26 @@ export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly st
   }
 }
 
-export function authorize(
+/** No credentials configured: everyone who passes the Origin check gets in. */
+export async function authorize(
   headers: IncomingHttpHeaders,
   url: string,
-  options: { allowedOrigins: readonly string[]; tokensRequired: boolean; verify(token: string): boolean },
-): AuthDecision | undefined {
+  options: { allowedOrigins: readonly string[]; credentials: readonly Credential[] },
+): Promise<AuthDecision | undefined> {
   if (!originAllowed(headers, options.allowedOrigins)) {
     return { status: 403, message: "origin not allowed" };
   }
-  if (!options.tokensRequired) return undefined;
-  // Every candidate is checked, so timing does not tell which transport matched.
-  let valid = false;
-  for (const token of presentedTokens(headers, url)) valid = options.verify(token) || valid;
-  return valid ? undefined : { status: 401, message: "missing or invalid token" };
+  if (options.credentials.length === 0) return undefined;
+  const tokens = presentedTokens(headers, url);
+  if (tokens.length === 0) {
+    const malformed = readAuthorization(headers.authorization).kind === "malformed";
+    return { status: 401, message: malformed ? Refusal.invalidAuthorizationHeader : Refusal.missingToken };
+  }
+  // Every token against every credential, so timing does not tell which one matched.
+  const verdicts = await Promise.all(tokens.map((token) => Promise.all(options.credentials.map((credential) => credential.check(token)))));
+  if (verdicts.some((forToken) => forToken.includes(undefined))) return undefined;
+  // Why the first token failed, in the words of the last credential (upstream's mode when one is set).
+  return { status: 401, message: verdicts[0]!.at(-1)! };
 }
 
 /** The subprotocol to answer with: `execmux` if offered. A token is never echoed back. */

@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync, unwatchFile, watchFile } from "node:fs";
+import { Refusal, type Credential } from "./credential.js";
 
 const digest = (token: string) => createHash("sha256").update(token, "utf8").digest();
 
@@ -47,6 +48,11 @@ export class TokenStore {
     const listener = () => this.reload();
     watchFile(this.file, { interval: 1000, persistent: false }, listener);
     return () => unwatchFile(this.file, listener);
+  }
+
+  /** As a credential beside upstream's kinds (credential.ts). */
+  asCredential(): Credential {
+    return { check: (token) => (this.verify(token) ? undefined : Refusal.invalidToken) };
   }
 
   /** Constant time in the candidate and in which token matches. */

@@ -1,10 +1,13 @@
 /**
  * `execmux serve`: runs the daemon. It prints exactly one line, the ws://
  * URL, on stdout once it is listening; logs go to stderr. SIGTERM and SIGINT
- * stop it (every process tree terminated) with exit code 0.
+ * stop it (every process tree terminated) with exit code 0. With `--listen
+ * stdio`, stdout carries the protocol and nothing else, and the end of stdin
+ * (or SIGHUP) ends it.
  */
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, isStdioListen, loadConfig } from "../config.js";
 import { startDaemon, type Daemon } from "../daemon.js";
+import { startStdioDaemon } from "../stdio-daemon.js";
 import { unknownVariableWarnings } from "../unknown-variables.js";
 
 export async function serveCommand(argv: string[]): Promise<void> {
@@ -19,7 +22,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
   }
   // Handlers go in before the URL is printed: a supervisor may signal the
   // moment it reads that line.
-  let daemon: Daemon | undefined;
+  let daemon: Pick<Daemon, "log" | "close"> | undefined;
+  let onHangUp: () => void = () => undefined;
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -36,11 +40,22 @@ export async function serveCommand(argv: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
-  // Token rotation without a restart.
-  process.on("SIGHUP", () => daemon?.reloadTokens());
+  process.on("SIGHUP", () => onHangUp());
 
-  daemon = await startDaemon(config);
+  if (isStdioListen(config.listen)) {
+    const stdio = await startStdioDaemon(config);
+    daemon = stdio;
+    for (const warning of warnings) stdio.log.warn(warning);
+    // A hung-up terminal, like the end of stdin, means the client is gone.
+    onHangUp = () => shutdown("SIGHUP");
+    void stdio.ended.then(() => shutdown("end of the stdio connection"));
+    return;
+  }
+  const listening = await startDaemon(config);
+  daemon = listening;
+  // Token rotation without a restart.
+  onHangUp = () => listening.reloadTokens();
   // Logged, not printed: stderr carries nothing but JSON log lines.
-  for (const warning of warnings) daemon.log.warn(warning);
-  process.stdout.write(`${daemon.url}\n`);
+  for (const warning of warnings) listening.log.warn(warning);
+  process.stdout.write(`${listening.url}\n`);
 }

@@ -1,10 +1,10 @@
 /**
- * One WebSocket: frames in, replies and notifications out. Each request runs
- * on its own (never queued behind another), so a long-poll read cannot delay
- * anything else on the socket. The handshake state lives here; processes
- * live in the session, which outlives the socket.
+ * One connection, over a WebSocket or stdio (rpc/transport.ts): frames in,
+ * replies and notifications out. Each request runs on its own (never queued
+ * behind another), so a long-poll read cannot delay anything else on the
+ * socket. The handshake state lives here; processes live in the session,
+ * which outlives the socket.
  */
-import type { WebSocket, RawData } from "ws";
 import type { FastifyBaseLogger } from "fastify";
 import { ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
@@ -28,6 +28,7 @@ import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
+import type { MessageTransport } from "./transport.js";
 
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
@@ -64,9 +65,12 @@ export class Connection implements SessionSink {
   private idleTimer: NodeJS.Timeout | undefined;
   /** Method families' per-connection state (file handles, HTTP streams). */
   private readonly resources = new ConnectionResources();
+  /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
+  private requestsInFlight = 0;
+  private inputEnded = false;
 
   constructor(
-    private readonly socket: WebSocket,
+    private readonly socket: MessageTransport,
     readonly deps: ConnectionDeps,
     private readonly peer: PeerDescription = { transport: "websocket" },
   ) {
@@ -85,7 +89,7 @@ export class Connection implements SessionSink {
       socket.close(1008, "initialize was not sent in time");
     }, deps.config.handshakeTimeoutMs);
     this.touch();
-    socket.on("message", (data) => {
+    socket.onMessage((data) => {
       this.touch();
       // Whatever a frame does, its failure ends this connection, never the daemon.
       try {
@@ -94,11 +98,15 @@ export class Connection implements SessionSink {
         this.fail(error);
       }
     });
-    socket.on("close", () => this.onClose());
-    socket.on("error", (error) => deps.log.debug({ err: error }, "socket error"));
-    this.stopHeartbeat = startHeartbeat(socket, deps.config.pingIntervalMs, deps.config.pingTimeoutMs, () =>
-      deps.log.info("connection stopped answering pings; dropping it"),
-    );
+    socket.onTooLarge((limitBytes) => this.onTooLarge(limitBytes));
+    socket.onInputEnd(() => this.onInputEnd());
+    socket.onClose(() => this.onClose());
+    socket.onError((error) => deps.log.debug({ err: error }, "socket error"));
+    this.stopHeartbeat = socket.liveness
+      ? startHeartbeat(socket.liveness, deps.config.pingIntervalMs, deps.config.pingTimeoutMs, () =>
+          deps.log.info("connection stopped answering pings; dropping it"),
+        )
+      : () => undefined;
   }
 
   get session(): Session | undefined {
@@ -172,7 +180,8 @@ export class Connection implements SessionSink {
 
   /** The output options a client chose in `initialize`; with acks, the windows for its reply. */
   configureOutput(options: { binaryOutput?: boolean | null; ackWindowBytes?: number | null }) {
-    this.binaryOutput = options.binaryOutput ?? false;
+    // Where binary messages cannot travel (stdio), output stays JSON: every client reads that form.
+    this.binaryOutput = (options.binaryOutput ?? false) && this.socket.carriesBinary;
     if (this.binaryOutput) this.outbound.allowLargeChunks();
     return options.ackWindowBytes ? this.outbound.enableAcks(options.ackWindowBytes) : undefined;
   }
@@ -244,21 +253,13 @@ export class Connection implements SessionSink {
   }
 
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
-  private onFrame(data: RawData): void {
-    // Buffer.from(buffer) would copy: a Buffer is decoded where it is.
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    const text = bytes.toString("utf8");
-    const message = parseFrame(text);
+  private onFrame(data: Buffer): void {
+    const message = parseFrame(data.toString("utf8"));
     switch (message.kind) {
-      case "malformed": {
-        // Upstream's words and id -1; the connection stays open.
-        const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
-        const kind = this.peer.transport === "websocket" ? "websocket " : "";
-        const error = { code: ErrorCode.InvalidRequest, message: `failed to parse ${kind}JSON-RPC message from exec-server ${where}: ${message.detail}` };
-        this.deps.metrics.errors.inc({ code: String(error.code) });
-        this.send(encodeError(MALFORMED_MESSAGE_ID, error, false));
+      case "malformed":
+        // The connection stays open, as upstream's does.
+        this.sendParseError(message.detail);
         return;
-      }
       case "response":
         // The daemon sends no requests: a reply to one is a confused client, and upstream closes on it.
         this.deps.log.info("closing the connection: a response to a request the daemon never sent");
@@ -277,6 +278,44 @@ export class Connection implements SessionSink {
         void this.onRequest(message.id, message.method, message.params, message.jsonrpc);
         return;
     }
+  }
+
+  /** Upstream's words for a message that is not JSON-RPC, with id -1. */
+  private sendParseError(detail: string): void {
+    const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
+    const kind = this.peer.transport === "websocket" ? "websocket " : "";
+    const error = { code: ErrorCode.InvalidRequest, message: `failed to parse ${kind}JSON-RPC message from exec-server ${where}: ${detail}` };
+    this.deps.metrics.errors.inc({ code: String(error.code) });
+    this.send(encodeError(MALFORMED_MESSAGE_ID, error, false));
+  }
+
+  /**
+   * A message past the transport's bound (a stdio line without its newline):
+   * its id is lost, so a reply could never reach the request that waits for
+   * it. The client learns why in a parse error, then the connection closes,
+   * as a WebSocket closes with 1009 and as upstream ends its stdio session.
+   */
+  private onTooLarge(limitBytes: number): void {
+    this.deps.log.warn({ limitBytes }, "closing the connection: a message exceeds the size limit");
+    this.sendParseError(`message exceeds the limit of ${limitBytes} bytes (--max-message-bytes)`);
+    this.closeWith(1009, "message too big");
+  }
+
+  /**
+   * The peer sent its last message (stdin ended). Waiting calls return now
+   * (long-polls answer with what they have), every request already read gets
+   * its reply, and then the connection closes.
+   */
+  private onInputEnd(): void {
+    this.inputEnded = true;
+    this.closing.abort();
+    this.closeOnceAnswered();
+  }
+
+  /** After the end of input: closes once no request is in flight and every queued reply was handed over. */
+  private closeOnceAnswered(): void {
+    if (!this.inputEnded || this.requestsInFlight > 0) return;
+    void this.outbound.whenWritable().then(() => this.closeWith(1000, "end of input"));
   }
 
   private onNotification(method: string, params: unknown): void {
@@ -323,6 +362,7 @@ export class Connection implements SessionSink {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
     const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
+    this.requestsInFlight++;
     try {
       const afterReply: (() => void)[] = [];
       const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply));
@@ -336,6 +376,8 @@ export class Connection implements SessionSink {
       this.send(encodeError(id, body, jsonrpc));
     } finally {
       stopTimer();
+      this.requestsInFlight--;
+      this.closeOnceAnswered();
     }
   }
 

@@ -1,12 +1,12 @@
 /**
- * Pings a socket every interval and terminates it when a ping goes
- * unanswered for the timeout. Without this a half-open TCP connection (the
- * client's network vanished) would hold its session until the kernel gives
- * up, and the client could not resume in the meantime.
+ * Pings a peer every interval and drops it when a ping goes unanswered for
+ * the timeout. Without this a half-open TCP connection (the client's network
+ * vanished) would hold its session until the kernel gives up, and the client
+ * could not resume in the meantime.
  */
-import type { WebSocket } from "ws";
+import type { Liveness } from "./transport.js";
 
-export function startHeartbeat(socket: WebSocket, intervalMs: number, timeoutMs: number, onDead: () => void): () => void {
+export function startHeartbeat(peer: Liveness, intervalMs: number, timeoutMs: number, onDead: () => void): () => void {
   let deadline: NodeJS.Timeout | undefined;
   const alive = () => {
     if (deadline) clearTimeout(deadline);
@@ -16,13 +16,12 @@ export function startHeartbeat(socket: WebSocket, intervalMs: number, timeoutMs:
     if (deadline) return; // still waiting for the previous answer
     deadline = setTimeout(() => {
       onDead();
-      socket.terminate();
+      peer.terminate();
     }, timeoutMs);
-    socket.ping();
+    peer.ping();
   }, intervalMs);
-  socket.on("pong", alive);
-  // Any frame proves the peer is there.
-  socket.on("message", alive);
+  // A pong or any message proves the peer is there.
+  peer.onSignOfLife(alive);
   return () => {
     clearInterval(interval);
     alive();

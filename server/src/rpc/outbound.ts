@@ -6,10 +6,10 @@
  * process's keystroke echo, and a slow client pauses the producers (they
  * block on write) instead of growing the daemon's memory.
  */
-import type { WebSocket } from "ws";
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess } from "../process/managed-process.js";
 import { releaseSlab, retainSlab } from "../process/slab-pool.js";
+import type { MessageTransport } from "./transport.js";
 
 export interface OutboundLimits {
   /** Stop handing frames to the socket while it buffers more than this. */
@@ -68,7 +68,7 @@ export class Outbound {
   private writableWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly socket: WebSocket,
+    private readonly socket: MessageTransport,
     private readonly limits: OutboundLimits,
     private readonly metrics: Metrics,
   ) {}
@@ -152,7 +152,7 @@ export class Outbound {
 
   private pump(): void {
     const socket = this.socket;
-    while (!this.closed && socket.readyState === socket.OPEN && socket.bufferedAmount < this.limits.socketHighWaterBytes) {
+    while (!this.closed && socket.isOpen && socket.bufferedAmount < this.limits.socketHighWaterBytes) {
       const control = this.control.shift();
       if (control !== undefined) {
         socket.send(control, this.onSent);
@@ -177,7 +177,7 @@ export class Outbound {
     this.wakeWriters();
   }
 
-  /** ws calls a send's callback once the socket has written the frame, or failed to. */
+  /** The transport calls a send's callback once it has written the frame, or failed to. */
   private releaseWhenSent(frame: Buffer): () => void {
     return () => {
       releaseSlab(frame);

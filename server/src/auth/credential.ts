@@ -1,0 +1,24 @@
+/**
+ * A kind of token the daemon accepts (`--token`/`--token-file`, upstream's
+ * capability token, upstream's signed JWT), and upstream's words for each
+ * refusal, so a client sees the same 401 body from either daemon.
+ */
+
+export interface Credential {
+  /** Undefined when `token` is accepted; otherwise why not (a Refusal, never the token). */
+  check(token: string): Promise<string | undefined> | string | undefined;
+}
+
+/** The bodies of upstream's 401 answers (codex-rs ws auth), and one of ours. */
+export const Refusal = {
+  missingToken: "missing websocket bearer token",
+  invalidAuthorizationHeader: "invalid authorization header",
+  invalidToken: "invalid websocket bearer token",
+  invalidJwt: "invalid websocket jwt",
+  expiredJwt: "expired websocket jwt",
+  jwtNotValidYet: "websocket jwt is not valid yet",
+  /** Ours: upstream does not look at `iat`. */
+  jwtIssuedInFuture: "websocket jwt was issued in the future",
+  issuerMismatch: "websocket jwt issuer mismatch",
+  audienceMismatch: "websocket jwt audience mismatch",
+} as const;

@@ -1,0 +1,30 @@
+/**
+ * Upstream's `--ws-auth signed-bearer-token`: a JWT signed with HMAC-SHA256
+ * and a shared secret, so a sandbox platform can mint one token per sandbox
+ * without telling the daemon. jose checks the signature and allows HS256
+ * only (`alg: none`, other HMACs and any key confusion are refused);
+ * jwt-claims.ts judges the claims as upstream does.
+ */
+import { compactVerify } from "jose";
+import { Refusal, type Credential } from "./credential.js";
+import { claimsRefusal, parseClaims, type ClaimExpectations } from "./jwt-claims.js";
+
+export class SignedBearerToken implements Credential {
+  constructor(
+    private readonly secret: Uint8Array,
+    private readonly expected: ClaimExpectations,
+    private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
+  ) {}
+
+  async check(token: string): Promise<string | undefined> {
+    let payload: Uint8Array;
+    try {
+      ({ payload } = await compactVerify(token, this.secret, { algorithms: ["HS256"] }));
+    } catch {
+      // Not a JWS, a bad signature, another algorithm: all one answer, as upstream's.
+      return Refusal.invalidJwt;
+    }
+    const claims = parseClaims(payload);
+    return claims ? claimsRefusal(claims, this.expected, this.nowSeconds()) : Refusal.invalidJwt;
+  }
+}

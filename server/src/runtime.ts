@@ -1,0 +1,76 @@
+/**
+ * What every daemon has whatever its transport: the spawner, the sessions,
+ * metrics, and a shutdown that leaves no process behind. daemon.ts puts
+ * HTTP and WebSockets in front of it; stdio-daemon.ts, stdin and stdout.
+ */
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "./config.js";
+import { Metrics } from "./metrics.js";
+import { createProcessTrees } from "./process/process-trees.js";
+import type { ConnectionDeps } from "./rpc/connection.js";
+import { PollAfterInput } from "./rpc/poll-after-input.js";
+import { SessionRegistry } from "./session/session-registry.js";
+import { Spawner } from "./spawner/spawner.js";
+
+export interface Runtime {
+  readonly registry: SessionRegistry;
+  readonly metrics: Metrics;
+  readonly spawner: Spawner;
+  /** What a Connection needs, with the logger it should use. */
+  connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
+  /** Terminates every process tree (SIGTERM, a grace period, SIGKILL) and stops the spawner. */
+  close(): Promise<void>;
+}
+
+/** How often shutdown checks whether every process has exited after SIGTERM. */
+const SHUTDOWN_POLL_MS = 10;
+/** How long shutdown waits for killed trees to be gone before it removes their cgroups. */
+const SHUTDOWN_REAP_MS = 2_000;
+
+export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
+  const metrics = new Metrics();
+  const processTrees = createProcessTrees(config.processContainment);
+  log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
+  // Started first, while the daemon is small: every child is forked from it.
+  const spawner = new Spawner(
+    (code, signal) => log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
+    (details) => log.warn(details, "a start timed out waiting for the spawner process"),
+    processTrees.cgroupRoot,
+  );
+  const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros);
+  const registry = new SessionRegistry({
+    detachedSessionTtlMs: config.sessionTtlMs,
+    closedRetentionMs: config.closedRetentionMs,
+    maxSessions: config.maxSessions,
+    maxDetachedSessions: config.maxDetachedSessions,
+    maxProcessesPerSession: config.maxProcessesPerSession,
+    maxProcesses: config.maxProcesses,
+    maxClosedProcessesPerSession: config.maxClosedProcessesPerSession,
+    maxRetainedBytesTotal: config.maxRetainedBytesTotal,
+    processTrees,
+    metrics,
+    log,
+  });
+  return {
+    registry,
+    metrics,
+    spawner,
+    connectionDeps: (connectionLog) => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput }),
+    close: async () => {
+      await terminateEverything(registry, config.killGraceMs);
+      spawner.stop();
+      await processTrees.dispose(SHUTDOWN_REAP_MS);
+    },
+  };
+}
+
+/** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */
+async function terminateEverything(registry: SessionRegistry, graceMs: number): Promise<void> {
+  const sessions = registry.all();
+  for (const session of sessions) for (const process of session.list()) process.terminate();
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && !sessions.every((session) => session.allExited)) {
+    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_POLL_MS));
+  }
+  registry.killAll();
+}
