@@ -41,6 +41,67 @@ const PARSE_DIAGNOSTIC: Deviation = {
   project: messagesCutAfter("failed to parse websocket JSON-RPC message from exec-server websocket <peer>: "),
 };
 
+/**
+ * process/terminate in execmux is graceful (README, Differences): SIGTERM to the tree, SIGKILL after
+ * --kill-grace-ms. Every exit code is compared, with execmux's 143 standing for upstream's 137.
+ */
+const GRACEFUL_TERMINATE: Deviation = {
+  why:
+    "process/terminate is graceful in execmux (SIGTERM, then SIGKILL after --kill-grace-ms): a child that does not " +
+    "trap SIGTERM exits 143 (128 + SIGTERM) where upstream's immediate SIGKILL gives 137 (128 + SIGKILL)",
+  project: (transcript) =>
+    JSON.parse(JSON.stringify(transcript, (key, value: unknown) => (key === "exitCode" && (value === 137 || value === 143) ? "<death by terminate>" : value))),
+  assert: (upstream, execmux) => {
+    expect(exitCodesIn(upstream), "upstream kills at once").not.toContain(143);
+    expect(exitCodesIn(execmux), "execmux terminates with SIGTERM").toContain(143);
+    expect(exitCodesIn(execmux).map((code) => (code === 143 ? 137 : code))).toEqual(exitCodesIn(upstream));
+  },
+};
+
+/** Every numeric exitCode in a transcript, in order. */
+function exitCodesIn(transcript: Observation[]): number[] {
+  const codes: number[] = [];
+  JSON.stringify(transcript, (key, value: unknown) => {
+    if (key === "exitCode" && typeof value === "number") codes.push(value);
+    return value;
+  });
+  return codes;
+}
+
+/**
+ * One step answered differently on purpose: each side's answer there is asserted, and every
+ * other step is compared as usual.
+ */
+function stepDiffers(why: string, step: string, expected: { upstream: unknown; execmux: unknown }): Deviation {
+  return {
+    why,
+    project: (transcript) => transcript.map((observation) => (observation.step === step ? { step, observed: "<differs on purpose>" } : observation)),
+    assert: (upstream, execmux) => {
+      expect(observationOf(upstream, step), `upstream at ${step}`).toMatchObject(expected.upstream as object);
+      expect(observationOf(execmux, step), `execmux at ${step}`).toMatchObject(expected.execmux as object);
+    },
+  };
+}
+
+/** A request upstream refuses as -32602 and execmux, lenient on purpose (README, Differences), accepts. */
+const lenient = (why: string, step: string, upstreamMessage: string, result: Record<string, unknown>) =>
+  stepDiffers(why, step, { upstream: { error: { code: -32602, message: upstreamMessage } }, execmux: { result } });
+
+/** Two deviations in one case: both projections, then both assertions. */
+function combined(first: Deviation, second: Deviation): Deviation {
+  return {
+    why: `${first.why}; and ${second.why}`,
+    project: (transcript) => {
+      const once = first.project ? (first.project(transcript) as Observation[]) : transcript;
+      return second.project ? second.project(once) : once;
+    },
+    assert: (upstream, execmux) => {
+      first.assert?.(upstream, execmux);
+      second.assert?.(upstream, execmux);
+    },
+  };
+}
+
 describeDifferential("envelope", [
   {
     name: "malformed JSON gets id -1 and -32600, and the socket stays usable",
@@ -68,10 +129,25 @@ describeDifferential("envelope", [
     differs: PARSE_DIAGNOSTIC,
   },
   {
-    name: "duplicate object keys are rejected",
+    name: "duplicate object keys",
     handshake: false,
     steps: [{ sendText: '{"id":1,"method":"initialize","method":"initialize","params":{"clientName":"x"}}' }, { reply: -1 }],
-    differs: PARSE_DIAGNOSTIC,
+    differs: {
+      why: "execmux does not refuse duplicate keys in a JSON object, the last one wins (README, Differences); upstream's serde_json refuses the frame as a parse error",
+      assert: (upstream, execmux) => {
+        expect(observationOf(upstream, "a: reply -1")).toMatchObject({
+          id: -1,
+          error: { code: -32600, message: expect.stringMatching(/^failed to parse websocket JSON-RPC message from exec-server websocket <peer>: duplicate JSON object key `method`/) },
+        });
+        expect(observationOf(upstream, "a: at the end")).toEqual({ connection: "open", unasked: [] });
+        // execmux answers the initialize the frame is, and the connection stays open as well.
+        expect(observationOf(execmux, "a: reply -1")).toBe("<nothing within the time limit>");
+        expect(observationOf(execmux, "a: at the end")).toEqual({
+          connection: "open",
+          unasked: [{ id: 1, result: { sessionId: "<uuid-1>", environmentInfo: "<environmentInfo>" } }],
+        });
+      },
+    },
   },
   {
     name: "initialize sent as a binary frame is accepted",
@@ -104,6 +180,9 @@ describeDifferential("envelope", [
     },
   },
 ]);
+
+/** The start of the why of a case where execmux accepts what upstream refuses. */
+const LENIENT = "execmux is lenient where the request is still unambiguous (README, Differences):";
 
 /** The same request in every gated family, in wire order. */
 const oneRequestPerFamily = [
@@ -151,6 +230,14 @@ describeDifferential("handshake", [
   {
     name: "resume a session another connection holds is -32010",
     steps: [{ connect: "b" }, { on: "b", ...initialize({ resumeSessionId: "<session:a>" }) }, { on: "b", ...initialize() }],
+    differs: {
+      why: "execmux's -32010 also names the client holding the session and since when, so a user can tell which of their clients it is",
+      project: messagesCutAfter("session <uuid-1> is already attached to another connection"),
+      assert: (_upstream, execmux) =>
+        expect(observationOf(execmux, "b: initialize #2")).toMatchObject({
+          error: { message: expect.stringMatching(/^session <uuid-1> is already attached to another connection \(client "codex-environment", attached \d+ s ago\)$/) },
+        }),
+    },
   },
   {
     name: "resume an unknown session id, then a fresh initialize works",
@@ -169,6 +256,7 @@ describeDifferential("handshake", [
       { on: "b", ...terminate("p") },
       { on: "b", ...events("p") },
     ],
+    differs: GRACEFUL_TERMINATE,
   },
 ]);
 
@@ -183,9 +271,21 @@ describeDifferential("environment", [
     environmentInfo: "compare",
     steps: environmentInfoSteps,
     differs: {
-      why: "capabilities announce optional features a client then uses: execmux claims only those it implements",
-      project: replacingMember("capabilities", "<capabilities>"),
+      why:
+        "capabilities announce optional features a client then uses: execmux claims only those it implements; " +
+        "providerId (optional, omitted when None) is upstream's opaque id of its own build, which execmux has no equivalent of and omits; " +
+        "sandbox is execmux's extension saying whether a process/start sandbox can be enforced here (README, Sandbox)",
+      project: (transcript) =>
+        [replacingMember("capabilities", "<capabilities>"), replacingMember("providerId", undefined), replacingMember("sandbox", undefined)].reduce(
+          (projected: unknown, projection) => projection(projected as Observation[]),
+          transcript,
+        ),
       assert: (upstream, execmux) => {
+        const [upstreamInfo, execmuxInfo] = [upstream, execmux].map((transcript) => (observationOf(transcript, "a: environment/info #2") as { result: object }).result);
+        expect(upstreamInfo).toHaveProperty("providerId");
+        expect(upstreamInfo).not.toHaveProperty("sandbox");
+        expect(execmuxInfo).not.toHaveProperty("providerId");
+        expect(execmuxInfo).toHaveProperty("sandbox.sandboxType");
         for (const transcript of [upstream, execmux]) {
           const fromInitialize = (observationOf(transcript, "a: initialize #1") as { result: { environmentInfo: unknown } }).result.environmentInfo;
           expect(fromInitialize).toEqual((observationOf(transcript, "a: environment/info #2") as { result: unknown }).result);
@@ -242,8 +342,16 @@ describeDifferential("process/start", [
   { name: "empty argv", steps: [start("p", "", { argv: [] })] },
   { name: "missing argv", steps: [{ request: "process/start", params: { processId: "p", cwd: "file://<scratch>", env: ENV, tty: false } }] },
   { name: "missing cwd", steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], env: ENV, tty: false } }] },
-  { name: "missing env", steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], cwd: "file://<scratch>", tty: false } }] },
-  { name: "missing tty", steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], cwd: "file://<scratch>", env: ENV } }] },
+  {
+    name: "missing env",
+    steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], cwd: "file://<scratch>", tty: false } }],
+    differs: lenient(`${LENIENT} an omitted env is an empty one`, "a: process/start #2", "missing field `env`", { processId: "p", sandboxType: "none" }),
+  },
+  {
+    name: "missing tty",
+    steps: [{ request: "process/start", params: { processId: "p", argv: ["/bin/true"], cwd: "file://<scratch>", env: ENV } }],
+    differs: lenient(`${LENIENT} an omitted tty is false`, "a: process/start #2", "missing field `tty`", { processId: "p", sandboxType: "none" }),
+  },
   { name: "missing processId", steps: [{ request: "process/start", params: { argv: ["/bin/true"], cwd: "file://<scratch>", env: ENV, tty: false } }] },
   {
     name: "a native path as cwd",
@@ -258,7 +366,18 @@ describeDifferential("process/start", [
       },
     },
   },
-  { name: "a cwd that does not exist", steps: [start("p", "pwd", { cwd: "file://<scratch>/missing" })] },
+  {
+    name: "a cwd that does not exist",
+    steps: [start("p", "pwd", { cwd: "file://<scratch>/missing" })],
+    differs: {
+      why: "execmux names the missing working directory after upstream's OS error: upstream's message is the same as for a missing program, and a client (execmux's CLI) cannot tell them apart",
+      project: messagesCutAfter("No such file or directory (os error 2)"),
+      assert: (_upstream, execmux) =>
+        expect(observationOf(execmux, "a: process/start #2")).toMatchObject({
+          error: { code: -32603, message: "No such file or directory (os error 2): working directory <scratch>/missing" },
+        }),
+    },
+  },
   { name: "a cwd URI of another scheme", steps: [start("p", "pwd", { cwd: "http://host/x" })] },
   { name: "a Windows cwd URI", steps: [start("p", "pwd", { cwd: "file:///C:/Windows" })] },
   { name: "a program that does not exist", steps: [start("p", "", { argv: ["/nonexistent/program"] })] },
@@ -266,6 +385,7 @@ describeDifferential("process/start", [
   {
     name: "a duplicate processId while the first runs",
     steps: [start("p", LONG), start("p", "echo second"), terminate("p"), events("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "a duplicate processId after the first closed",
@@ -274,6 +394,12 @@ describeDifferential("process/start", [
   {
     name: "metadata with a threadId that is not a UUID",
     steps: [start("p", "echo x", { metadata: { threadId: "not-a-uuid", toolCallId: "call_1" } })],
+    differs: lenient(
+      `${LENIENT} metadata is telemetry that execmux ignores, so its threadId need not be a UUID`,
+      "a: process/start #2",
+      "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1",
+      { processId: "p", sandboxType: "none" },
+    ),
   },
   {
     name: "envPolicy null gives the child exactly env",
@@ -292,6 +418,12 @@ describeDifferential("process/start", [
   {
     name: "envPolicy missing a sub-field",
     steps: [start("p", "true", { envPolicy: { inherit: "none" } })],
+    differs: lenient(
+      `${LENIENT} envPolicy may give inherit alone, its other sub-fields default to false and empty`,
+      "a: process/start #2",
+      "missing field `ignoreDefaultExcludes`",
+      { processId: "p", sandboxType: "none" },
+    ),
   },
   {
     name: "arg0 names the program for the child",
@@ -363,10 +495,12 @@ describeDifferential("process/read", [
   {
     name: "waitMs: a long poll returns when output arrives",
     steps: [start("p", "sleep 0.3; printf late; sleep 10"), read("p", { waitMs: 10_000 }), terminate("p"), events("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "waitMs: a long poll with nothing to say returns empty",
     steps: [start("p", LONG), read("p", { waitMs: 100 }), terminate("p"), events("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "a tty process reads as pty",
@@ -381,6 +515,10 @@ describeDifferential("process/write", [
   {
     name: "writeId is required",
     steps: [start("p", "head -c 6", { pipeStdin: true }), write("p", "abc"), terminate("p"), events("p")],
+    differs: combined(
+      lenient(`${LENIENT} a write without writeId is simply not deduplicated`, "a: process/write #3", "missing field `writeId`", { status: "accepted" }),
+      GRACEFUL_TERMINATE,
+    ),
   },
   {
     name: "a repeated writeId is accepted and written once",
@@ -389,10 +527,12 @@ describeDifferential("process/write", [
   {
     name: "an empty writeId",
     steps: [start("p", "head -c 6", { pipeStdin: true }), write("p", "abc", ""), terminate("p"), events("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "stdinClosed without pipeStdin",
     steps: [start("p", LONG), write("p", "abc", "w1"), terminate("p"), events("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "stdinClosed when pipeStdin is omitted",
@@ -402,11 +542,17 @@ describeDifferential("process/write", [
       terminate("p"),
       events("p"),
     ],
+    differs: GRACEFUL_TERMINATE,
   },
   { name: "unknownProcess", steps: [write("nope", "abc", "w1")] },
   {
     name: "after the process exited",
     steps: [start("p", "true", { pipeStdin: true }), events("p"), write("p", "abc", "w1")],
+    differs: stepDiffers(
+      "a pipe stdin closes when the direct child exits (Node closes it), so execmux answers a later write stdinClosed (README, Differences); upstream accepts it",
+      "a: process/write #3",
+      { upstream: { result: { status: "accepted" } }, execmux: { result: { status: "stdinClosed" } } },
+    ),
   },
   {
     name: "a tty echoes what is written",
@@ -420,6 +566,7 @@ describeDifferential("process/write", [
       terminate("p"),
       events("p"),
     ],
+    differs: GRACEFUL_TERMINATE,
   },
 ]);
 
@@ -445,6 +592,7 @@ describeDifferential("process/signal", [
   {
     name: "an unknown signal variant",
     steps: [start("p", LONG), { request: "process/signal", params: { processId: "p", signal: "no-such-signal" } }, terminate("p"), events("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "kill, a name only execmux knows",
@@ -472,10 +620,12 @@ describeDifferential("process/terminate", [
   {
     name: "a running process: running true, then exited and closed",
     steps: [start("p", LONG), terminate("p"), events("p"), read("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   {
     name: "twice: the second finds it no longer running",
     steps: [start("p", LONG), terminate("p"), events("p"), terminate("p")],
+    differs: GRACEFUL_TERMINATE,
   },
   { name: "an exited process: running false", steps: [start("p", "true"), events("p"), terminate("p")] },
   { name: "an unknown process: running false", steps: [terminate("nope")] },

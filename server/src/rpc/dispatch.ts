@@ -16,8 +16,9 @@ export async function dispatch(connection: Connection, method: string, params: u
   if (!isRequestMethod(method)) {
     throw new RpcError(ErrorCode.MethodNotFound, `exec-server stub does not implement \`${method}\` yet`);
   }
-  // Absent params are `null` upstream; methods whose params are an object get `{}`.
-  const checked = params ?? (method.startsWith("environment/") ? null : {});
+  // Absent params are `null`, as upstream decodes them (`invalid type: null, expected struct
+  // ReadParams`); execmux's own extensions, which upstream lacks, take them as `{}`.
+  const checked = params ?? (RequestMethods[method].extension ? {} : null);
   // Upstream decodes params before it looks at the handshake.
   validateParams(method, checked);
   const family = RequestMethods[method].family;

@@ -1,10 +1,16 @@
 /**
  * Turns ajv's verdict on a request's params into the sentence upstream's
  * serde would give (`missing field \`argv\``, `unknown variant \`SIGTERM\`,
- * expected \`interrupt\``), so a Codex user sees the same words from either
- * executor; cases serde words differently say which field and what is wrong.
+ * expected \`interrupt\``, `invalid type: string "1", expected u64`), so a
+ * Codex user sees the same words from either executor; cases serde words
+ * differently say which field and what is wrong.
+ *
+ * Upstream's serde_json keeps numbers as written (arbitrary precision): a
+ * number where it expects something else is just `number`, and one that does
+ * not fit an integer field (negative, fractional, too large) is `invalid number`.
  */
 import type { ErrorObject } from "ajv";
+import { standardBase64Error } from "../methods/fs/base64.js";
 
 function describeValue(value: unknown): string {
   if (value === null) return "null";
@@ -13,7 +19,7 @@ function describeValue(value: unknown): string {
     case "string":
       return `string ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}`;
     case "number":
-      return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+      return "number";
     case "boolean":
       return `boolean \`${value}\``;
     case "object":
@@ -49,11 +55,48 @@ function expectedVariants(variants: readonly string[]): string {
   return `expected one of ${quoted.join(", ")}`;
 }
 
-const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();
+/**
+ * What upstream's serde expects of each method's params as a whole: `unit`
+ * for a method without params, else the Rust struct they decode into (absent
+ * params are `null` to it, so `invalid type: null, expected struct ReadParams`).
+ */
+const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
+  initialize: "struct InitializeParams",
+  "environment/info": "unit",
+  "environment/status": "unit",
+  "process/start": "struct WireExecParams",
+  "process/read": "struct ReadParams",
+  "process/write": "struct WriteParams",
+  "process/signal": "struct SignalParams",
+  "process/terminate": "struct TerminateParams",
+  "fs/readFile": "struct WireFsReadFileParams",
+  "fs/writeFile": "struct WireFsWriteFileParams",
+  "fs/createDirectory": "struct WireFsCreateDirectoryParams",
+  "fs/getMetadata": "struct WireFsGetMetadataParams",
+  "fs/canonicalize": "struct WireFsCanonicalizeParams",
+  "fs/readDirectory": "struct WireFsReadDirectoryParams",
+  "fs/walk": "struct WireFsWalkParams",
+  "fs/remove": "struct WireFsRemoveParams",
+  "fs/copy": "struct WireFsCopyParams",
+  "fs/open": "struct WireFsOpenParams",
+  "fs/readBlock": "struct FsReadBlockParams",
+  "fs/close": "struct FsCloseParams",
+  "http/request": "struct HttpRequestParams",
+};
 
-export function paramsErrorMessage(method: string, errors: readonly ErrorObject[] | null | undefined): string {
+const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();
+/** The Rust integer type a schema declares (shared/src/schemas/common.ts `Unsigned`). */
+const rustIntegerOf = (error: ErrorObject) => (error.parentSchema as { serde?: string } | undefined)?.serde;
+
+export function paramsErrorMessage(method: string, errors: readonly ErrorObject[] | null | undefined, params?: unknown): string {
   const error = errors?.[0];
   if (!error) return `invalid params for ${method}`;
+  // Params that are not the struct (or unit) at all: serde says so before it looks at any field.
+  const expectedParams = EXPECTED_PARAMS[method];
+  const isMap = params !== null && typeof params === "object" && !Array.isArray(params);
+  if (expectedParams === "unit" || (expectedParams && !isMap && !Array.isArray(params))) {
+    return `invalid type: ${describeValue(params)}, expected ${expectedParams}`;
+  }
   if (error.keyword === "required") return `missing field \`${String(error.params.missingProperty)}\``;
   // A union of literals fails as one error per branch, then the anyOf itself.
   const union = errors.find((candidate) => candidate.keyword === "anyOf" && variantsOf(candidate.schema) !== undefined);
@@ -61,9 +104,17 @@ export function paramsErrorMessage(method: string, errors: readonly ErrorObject[
     const variants = variantsOf(union.schema)!;
     return `unknown variant \`${union.data}\`, ${expectedVariants(variants)}`;
   }
-  const field = fieldName(error);
-  if (error.keyword === "type") {
-    return `invalid type: ${describeValue(error.data)}, expected ${EXPECTED[String(error.params.type)] ?? String(error.params.type)}${field ? ` for \`${field}\`` : ""}`;
+  if (error.keyword === "format" && error.params.format === "standard-base64" && typeof error.data === "string") {
+    return standardBase64Error(error.data) ?? "invalid base64";
   }
+  const rustInteger = rustIntegerOf(error);
+  if (rustInteger && typeof error.data === "number" && (error.keyword === "type" || error.keyword === "minimum" || error.keyword === "maximum")) {
+    return "invalid number";
+  }
+  if (error.keyword === "type") {
+    // serde names no field: its message is the value and what it expected.
+    return `invalid type: ${describeValue(error.data)}, expected ${rustInteger ?? EXPECTED[String(error.params.type)] ?? String(error.params.type)}`;
+  }
+  const field = fieldName(error);
   return `invalid value${field ? ` for \`${field}\`` : ""}: ${error.message ?? "not accepted"}`;
 }

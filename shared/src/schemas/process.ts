@@ -8,6 +8,7 @@ import {
   PathUriSchema,
   ProcessIdSchema,
   Seq,
+  Unsigned,
 } from "./common.js";
 import { FileSystemSandboxContextSchema } from "../sandbox-schemas.js";
 
@@ -37,7 +38,7 @@ export const EnvPolicySchema = Type.Object(
 
 /** `managedNetwork`: a proxy policy the client already put into `env` (HTTP_PROXY and friends). */
 export const ManagedNetworkSchema = Type.Object({
-  loopbackPorts: Opt(Type.Array(Type.Integer({ minimum: 0, maximum: 65535 }), { maxItems: 1024 })),
+  loopbackPorts: Opt(Type.Array(Unsigned("u16"), { maxItems: 1024 })),
   allowLocalBinding: Opt(Type.Boolean()),
   allowUnixSockets: Opt(Type.Array(Type.String(), { maxItems: 1024 })),
   dangerouslyAllowAllUnixSockets: Opt(Type.Boolean()),
@@ -86,8 +87,8 @@ export const ReadParamsSchema = Type.Object(
   {
     processId: ProcessIdSchema,
     afterSeq: Opt(Seq),
-    maxBytes: Opt(Type.Integer({ minimum: 0 })),
-    waitMs: Opt(Type.Integer({ minimum: 0 })),
+    maxBytes: Opt(Unsigned("usize")),
+    waitMs: Opt(Unsigned("u64")),
   }
 );
 
@@ -134,7 +135,8 @@ export const WriteParamsSchema = Type.Object(
   {
     processId: ProcessIdSchema,
     chunk: Base64,
-    writeId: Opt(Type.String({ minLength: 1, maxLength: 256 })),
+    /** An empty one is refused by the handler, after the handshake check, as upstream. */
+    writeId: Opt(Type.String({ maxLength: 256 })),
   }
 );
 export const WriteStatusSchema = Type.Union([

@@ -2,7 +2,9 @@
  * Standard base64 with canonical padding, decoded as strictly as upstream's
  * `base64::STANDARD` engine (Rust's base64 crate) and refused in its words:
  * Node's own decoder skips anything it does not understand, which would
- * write a file the client did not send.
+ * write a file (or stdin) the client did not send. Upstream decodes
+ * process/write's chunk as it reads the params (-32602, before the handshake
+ * check) and fs/writeFile's dataBase64 in its handler (so rpc/ uses it too).
  */
 
 const PAD = 0x3d; // "="
@@ -23,8 +25,18 @@ function hasCanonicalTail(text: string): boolean {
 export type Base64Result = { readonly bytes: Buffer } | { readonly error: string };
 
 export function decodeStandardBase64(text: string): Base64Result {
-  if (text.length % 4 === 0 && CANONICAL.test(text) && hasCanonicalTail(text)) return { bytes: Buffer.from(text, "base64") };
-  return { error: decodeError(Buffer.from(text, "utf8")) };
+  const error = standardBase64Error(text);
+  return error === undefined ? { bytes: Buffer.from(text, "base64") } : { error };
+}
+
+/**
+ * Why `text` is not canonical standard base64, or undefined when it is:
+ * params validation uses it for the fields upstream's serde decodes as it
+ * reads the params (process/write's chunk, rpc/validators.ts).
+ */
+export function standardBase64Error(text: string): string | undefined {
+  if (text.length % 4 === 0 && CANONICAL.test(text) && hasCanonicalTail(text)) return undefined;
+  return decodeError(Buffer.from(text, "utf8"));
 }
 
 const invalidByte = (offset: number, byte: number) => `Invalid symbol ${byte}, offset ${offset}.`;

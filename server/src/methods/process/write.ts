@@ -1,5 +1,5 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { limitExceeded } from "../../rpc/rpc-error.js";
+import { invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
 import { STARTING } from "../../session/session.js";
 import type { ProcessContext } from "../context.js";
 
@@ -13,6 +13,8 @@ export async function processWrite(
   params: ParamsOf<"process/write">,
   { session, connection }: ProcessContext,
 ): Promise<ResultOf<"process/write">> {
+  // Upstream checks this in its handler, so after the handshake and before the process id.
+  if (params.writeId === "") throw invalidParams("writeId must not be empty");
   const entry = session.peek(params.processId);
   if (entry === undefined) return { status: "unknownProcess" };
   if (entry === STARTING) return { status: "starting" };
