@@ -599,6 +599,9 @@ describe("http/request: error messages, as the upstream binary words them", () =
       httpParams(target.url, { headers: [{ name: "x", value: "a\nb" }] }),
       httpParams(target.url, { headers: [{ name: "x", value: "\u007f" }] }),
       httpParams(target.url, { redirectPolicy: "sideways" }),
+      // bodyBase64 is decoded while the params are, strictly, and refused in the base64 crate's words (before the method is looked at).
+      ...["!!!", "aGk", "aG=k", "aGk=\n"].map((bodyBase64) => httpParams(target.url, { method: "POST", bodyBase64 })),
+      httpParams(target.url, { method: "GE T", bodyBase64: "!!!" }),
       { method: "GET", url: target.url },
       httpParams(target.url, { timeoutMs: 0 }),
       httpParams(closedUrl),

@@ -644,6 +644,35 @@ const TREE = {
   "broken-link": { symlink: "missing" },
   fifo: { fifo: true },
 } as const;
+/** Every createdAtMs, both sides: the member is still required, its value is the host's. */
+const BIRTH_TIME: Deviation = {
+  why:
+    "createdAtMs is the file's birth time wherever the filesystem keeps one (statx btime); upstream's musl build reports 0 " +
+    "when it follows symlinks (README, Differences from upstream); every other member is compared",
+  project: replacingMember("createdAtMs", "<birth time or 0>"),
+  assert: (upstream, execmux) => {
+    const createdAt = (transcript: Observation[]) =>
+      JSON.stringify(transcript).match(/"createdAtMs":("<time>"|-?\d+)/g)?.map((member) => member.slice("\"createdAtMs\":".length)) ?? [];
+    expect(createdAt(upstream).every((value) => value === "0")).toBe(true);
+    // A real clock reading (normalized to <time>) or 0 where the filesystem keeps no birth time; never anything else.
+    expect(createdAt(execmux).every((value) => value === '"<time>"' || value === "0")).toBe(true);
+    expect(createdAt(execmux)).toHaveLength(createdAt(upstream).length);
+  },
+};
+
+/** fs/readFile's refusal of a file over the cap: the same code and words, each server's own limit. */
+const READ_FILE_CAP: Deviation = {
+  why:
+    "execmux caps fs/readFile at 12 MB (a whole file in one JSON frame, base64-inflated, held per connection), upstream at " +
+    "512 MiB (README, Filesystem); the refusal is the same -32600 in the same words but for the limit",
+  project: (transcript) =>
+    JSON.parse(JSON.stringify(transcript).replace(/file is too large to read: limit is \d+ bytes/g, "file is too large to read: limit is <cap> bytes")),
+  assert: (upstream, execmux) => {
+    expect(JSON.stringify(upstream)).toContain("file is too large to read: limit is 536870912 bytes");
+    expect(JSON.stringify(execmux)).toContain("file is too large to read: limit is 12000000 bytes");
+  },
+};
+
 const walkOptions = (extra: Record<string, unknown> = {}) => ({ maxDepth: 8, maxDirectories: 100, maxEntries: 100, followDirectorySymlinks: false, ...extra });
 
 describeDifferential("fs/readFile", [
@@ -653,7 +682,7 @@ describeDifferential("fs/readFile", [
   { name: "a missing file is -32004", steps: [fs("readFile", { path: uri("missing") })] },
   { name: "a directory", files: TREE, steps: [fs("readFile", { path: uri("dir") })] },
   { name: "a FIFO is not a file (and no writer is awaited)", files: TREE, steps: [fs("readFile", { path: uri("fifo") })] },
-  { name: "a file over 512 MiB", files: { big: { sparseBytes: 536_870_913 } }, steps: [fs("readFile", { path: uri("big") })] },
+  { name: "a file over 512 MiB", files: { big: { sparseBytes: 536_870_913 } }, steps: [fs("readFile", { path: uri("big") })], differs: READ_FILE_CAP },
   { name: "sandbox null and absent", files: TREE, steps: [fs("readFile", { path: uri("a.txt"), sandbox: null })] },
   { name: "without path", steps: [fs("readFile", {})] },
 ]);
@@ -684,13 +713,14 @@ describeDifferential("fs/createDirectory", [
 ]);
 
 describeDifferential("fs/getMetadata", [
-  { name: "a file and a directory", files: TREE, steps: [fs("getMetadata", { path: uri("a.txt") }), fs("getMetadata", { path: uri("dir") })] },
+  { name: "a file and a directory", files: TREE, steps: [fs("getMetadata", { path: uri("a.txt") }), fs("getMetadata", { path: uri("dir") })], differs: BIRTH_TIME },
   {
     name: "a symlink, followed and not",
     files: TREE,
     steps: [fs("getMetadata", { path: uri("link-to-a") }), fs("getMetadata", { path: uri("link-to-a"), followSymlinks: false }), fs("getMetadata", { path: uri("broken-link"), followSymlinks: false })],
+    differs: BIRTH_TIME,
   },
-  { name: "a FIFO", files: TREE, steps: [fs("getMetadata", { path: uri("fifo") })] },
+  { name: "a FIFO", files: TREE, steps: [fs("getMetadata", { path: uri("fifo") })], differs: BIRTH_TIME },
   { name: "a missing path is -32004", steps: [fs("getMetadata", { path: uri("missing") }), fs("getMetadata", { path: uri("broken-link") })] },
 ]);
 
@@ -816,7 +846,24 @@ describeDifferential("path URIs", [
   { name: "another host is a UNC path, not valid here", steps: [fs("getMetadata", { path: "file://server/share/x" })] },
   { name: "percent-decoding", files: { "a b#c.txt": "spaced" }, steps: [fs("readFile", { path: uri("a%20b%23c.txt") }), fs("readFile", { path: uri("a b%23c.txt") })] },
   { name: "an encoded NUL", steps: [fs("getMetadata", { path: uri("a%00b") })] },
-  { name: "a native absolute path", steps: [fs("getMetadata", { path: "/tmp" })] },
+  {
+    name: "a native absolute path",
+    files: TREE,
+    steps: [fs("getMetadata", { path: "<scratch>/a.txt" }), fs("getMetadata", { path: uri("a.txt") })],
+    differs: {
+      why:
+        "execmux accepts a native absolute path beside a file: URI (README, Differences from upstream); upstream refuses it " +
+        "as a URI without a scheme. The file: URI step is compared as usual; execmux's native answer must be the same as its URI answer",
+      project: (transcript) => (BIRTH_TIME.project!(transcript) as Observation[]).filter((observation) => observation.step !== "a: fs/getMetadata #2"),
+      assert: (upstream, execmux) => {
+        expect(observationOf(upstream, "a: fs/getMetadata #2")).toEqual({ id: 2, error: { code: -32602, message: "invalid URI: relative URL without a base" } });
+        const { id: _native, ...nativeAnswer } = observationOf(execmux, "a: fs/getMetadata #2") as Record<string, unknown>;
+        const { id: _uri, ...uriAnswer } = observationOf(execmux, "a: fs/getMetadata #3") as Record<string, unknown>;
+        expect(nativeAnswer).toEqual(uriAnswer);
+        expect((nativeAnswer["result"] as Record<string, unknown> | undefined)?.["isFile"]).toBe(true);
+      },
+    },
+  },
   { name: "a relative path", steps: [fs("getMetadata", { path: "tmp/x" }), fs("getMetadata", { path: "file:tmp" })] },
   { name: "a Windows path", steps: [fs("getMetadata", { path: "file:///C:/Windows" })] },
 ]);

@@ -29,7 +29,7 @@ export function normalize(value: unknown, context: NormalizeContext): unknown {
   const visit = (node: unknown, key?: string): unknown => {
     if (typeof node === "string") return normalizeString(BASE64_KEYS.has(key ?? "") ? decodeBase64(node) : node, replacements, context);
     if (typeof node === "number") return normalizeNumber(node, key);
-    if (Array.isArray(node)) return sortedIfEntries(node.map((item) => visit(item)), key);
+    if (Array.isArray(node)) return sortedIfEntries(withoutConnectionHeaders(node, key).map((item) => visit(item)), key);
     if (node === null || typeof node !== "object") return node;
     const object = node as Record<string, unknown>;
     if (isEnvironmentInfo(object) && context.collapseEnvironmentInfo) return "<environmentInfo>";
@@ -88,6 +88,25 @@ function normalizeNumber(value: number, key: string | undefined): unknown {
 function sortedIfEntries(items: unknown[], key: string | undefined): unknown[] {
   if (key !== "entries" || !items.every((item) => typeof (item as { fileName?: unknown })?.fileName === "string")) return items;
   return [...items].sort((a, b) => String((a as { fileName: string }).fileName).localeCompare((b as { fileName: string }).fileName));
+}
+
+/**
+ * Response headers about the connection the target server kept with each
+ * client (`connection`, `keep-alive`): the server answers what the client's
+ * connection handling asked for (reqwest pools and gets `keep-alive`;
+ * execmux sends `connection: close`, one connection per request, a
+ * difference the README lists), so they describe the client-server pair, not
+ * what the executor reports. Every other header, in order, is still compared;
+ * `date` is a clock reading (see isDateHeader).
+ */
+const CONNECTION_HEADERS = new Set(["connection", "keep-alive"]);
+
+function withoutConnectionHeaders(items: unknown[], key: string | undefined): unknown[] {
+  if (key !== "headers") return items;
+  return items.filter((item) => {
+    const name = (item as { name?: unknown } | null)?.name;
+    return !(typeof name === "string" && CONNECTION_HEADERS.has(name.toLowerCase()) && "value" in (item as object));
+  });
 }
 
 function isEnvironmentInfo(object: Record<string, unknown>): boolean {

@@ -90,8 +90,21 @@ export async function httpBody(connection: DifferentialConnection, requestId: st
       body: Buffer.concat(deltas.map((delta) => Buffer.from(String(delta["deltaBase64"]), "base64"))).toString("utf8"),
       seqs: `${describeSeqs(deltas.map((delta) => delta["seq"]))}, first ${String(deltas[0]?.["seq"])}`,
       nonTerminal: [...shapes].map((shape) => JSON.parse(shape) as unknown),
-      terminal: "ok" in done ? deltas.find((delta) => delta["done"] === true) : "<no done frame>",
+      terminal: "ok" in done ? terminalFrame(deltas) : "<no done frame>",
       replyBeforeFirstDelta: replyIndex < (frames[0]?.index ?? Infinity),
     },
   };
+}
+
+/**
+ * The done frame with its seq as the count of frames it ends: how many
+ * deltas a body arrives in is where reads happened to split it (the target's
+ * two writes came as one delta from execmux and two from upstream), and the
+ * seqs being contiguous from 1 is checked beside it.
+ */
+function terminalFrame(deltas: Record<string, unknown>[]): unknown {
+  const frame = deltas.find((delta) => delta["done"] === true);
+  if (!frame) return undefined;
+  const last = frame === deltas.at(-1) && frame["seq"] === deltas.length;
+  return { ...frame, seq: last ? "<last, after every delta>" : frame["seq"] };
 }

@@ -29,7 +29,12 @@ export const HttpRequestParamsSchema = Type.Object({
   url: Type.String(),
   /** Sent in this order, repeats kept. */
   headers: Type.Optional(Type.Array(HttpHeaderSchema)),
-  bodyBase64: Opt(Base64),
+  /**
+   * Standard base64 with padding; decoded (and refused in upstream's words,
+   * the base64 crate's DecodeError alone) by the daemon, as fs/writeFile's
+   * dataBase64: a schema pattern would answer in ajv's words instead.
+   */
+  bodyBase64: Opt(Type.String()),
   /** The whole exchange, body included; absent or null: no timeout. */
   timeoutMs: Opt(Type.Integer({ minimum: 0 })),
   /** Default `follow` (at most 10 redirects). */

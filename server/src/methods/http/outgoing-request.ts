@@ -12,6 +12,8 @@ import {
   invalidUrl,
   unsupportedScheme,
 } from "./errors.js";
+import { invalidParams } from "../../rpc/rpc-error.js";
+import { decodeStandardBase64 } from "../fs/base64.js";
 import { urlErrorReason } from "./url-error.js";
 
 /** A header line as it goes on the wire: lowercase name, value as a latin1 string of its UTF-8 bytes. */
@@ -31,6 +33,13 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_VALUE_CHAR = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 export function outgoingRequest(params: HttpRequestParams): OutgoingRequest {
+  // Upstream decodes bodyBase64 while deserializing the params (before any
+  // other check), strictly, and answers -32602 with the base64 crate's
+  // DecodeError text alone ("Invalid symbol 33, offset 0."). Node's decoder
+  // would skip what it does not understand and send a body the client never
+  // meant; the fs/writeFile decoder refuses exactly what the crate refuses.
+  const decoded = params.bodyBase64 ? decodeStandardBase64(params.bodyBase64) : undefined;
+  if (decoded && "error" in decoded) throw invalidParams(decoded.error);
   if (!TOKEN.test(params.method)) throw invalidMethod();
   const url = parseHttpUrl(params.url);
   const headers = (params.headers ?? []).map((header): WireHeader => {
@@ -40,7 +49,7 @@ export function outgoingRequest(params: HttpRequestParams): OutgoingRequest {
     // Node writes header strings as latin1: non-ASCII text goes out as its UTF-8 bytes, as reqwest sends it.
     return [header.name.toLowerCase(), Buffer.from(header.value, "utf8").toString("latin1")];
   });
-  const body = params.bodyBase64 ? Buffer.from(params.bodyBase64, "base64") : undefined;
+  const body = decoded?.bytes;
   return { method: params.method, url, headers, body };
 }
 
