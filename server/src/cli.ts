@@ -19,7 +19,12 @@ const USAGE = `Usage:
   execmux mcp [--cwd DIR]                 MCP server on stdio: exec_command, write_stdin
 
 Client commands take --url (EXECMUX_URL, default ws://127.0.0.1:7373),
---token (EXECMUX_TOKEN) and --session (EXECMUX_SESSION).
+--session (EXECMUX_SESSION) and a token: EXECMUX_TOKEN, or --token-file FILE
+(EXECMUX_TOKEN_FILE, its first line). --token works too, but a command line
+is readable by every local user (ps, /proc); so is the daemon's.
+
+Tokens for the daemon: EXECMUX_TOKEN or --token-file (one per line, rotated
+without a restart); avoid --token on a shared machine for the same reason.
 
 Daemon options (each also an environment variable):
 ${describeOptions()}
@@ -54,6 +59,9 @@ async function serve(argv: string[]): Promise<void> {
   process.on("SIGHUP", () => daemon?.reloadTokens());
 
   daemon = await startDaemon(config);
+  if (argv.some((argument) => argument === "--token" || argument.startsWith("--token="))) {
+    daemon.log.warn("--token on the command line can be read by every user of this machine (ps, /proc/PID/cmdline); use EXECMUX_TOKEN or --token-file");
+  }
   process.stdout.write(`${daemon.url}\n`);
 }
 

@@ -5,10 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import websocket from "@fastify/websocket";
-import { authorize, redactedUrl, selectProtocol } from "./auth/request-auth.js";
+import { ConnectionQuota } from "./auth/connection-quota.js";
+import { HostAllowList } from "./auth/host-check.js";
+import { authorize, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
+import { loggerOptions } from "./log/logger-options.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
@@ -32,6 +35,10 @@ export interface Daemon {
 
 /** How often shutdown checks whether every process has exited after SIGTERM. */
 const SHUTDOWN_POLL_MS = 10;
+/** The one path that upgrades to the JSON-RPC WebSocket. */
+const RPC_PATH = "/";
+/** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
+const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 
 function isLoopback(host: string): boolean {
   if (host === "localhost") return true;
@@ -44,21 +51,14 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const tls = config.tlsCert || config.tlsKey;
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
 
+  // The logger exists before the tokens (it reports their loading) and masks them once they do.
+  let tokens: TokenStore | undefined;
   const app: FastifyInstance = Fastify({
-    logger: {
-      level: config.logLevel,
-      ...(config.logPretty
-        ? { transport: { target: "pino-pretty", options: { destination: 2, colorize: true } } }
-        : { stream: process.stderr }),
-      // A token may travel in the query string: logs never show one.
-      serializers: {
-        req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
-      },
-    },
+    logger: loggerOptions(config, () => tokens?.formsToRedact ?? []),
     ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
   });
 
-  const tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
+  tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
     error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
   );
   if (!tokens.enabled && !isLoopback(host)) {
@@ -72,6 +72,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   }
   const stopWatchingTokens = tokens.watch();
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
+  // DNS rebinding only gets a page as far as a daemon that needs no token;
+  // with tokens the Host is checked only when the operator listed names.
+  const hosts = !tokens.enabled || config.allowedHosts !== "" ? new HostAllowList(host, config.allowedHosts) : undefined;
+  const connectionQuota = new ConnectionQuota(config.maxConnectionsPerClient);
 
   const metrics = new Metrics();
   // Started first, while the daemon is small: every child is forked from it.
@@ -84,6 +88,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,
     maxSessions: config.maxSessions,
+    maxSessionsPerClient: config.maxSessionsPerClient,
     maxDetachedSessions: config.maxDetachedSessions,
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,
@@ -95,19 +100,33 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   // Health endpoints are open; everything else needs the token when tokens are configured.
   const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);
+  const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
+    request.log.warn({ status }, message);
+    if (status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
+    return reply.code(status).send({ error: message });
+  };
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
+    // Only the RPC endpoint upgrades, whatever else the path would serve.
+    if (request.ws && path !== RPC_PATH) return refuse(request, reply, 404, `only ${RPC_PATH} accepts WebSocket connections`);
+    if (hosts && !hosts.allows(request.headers.host)) return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
     if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
-    const denied = authorize(request.headers, request.url, {
+    const decision = authorize(request.headers, request.url, {
       allowedOrigins,
+      secure: Boolean(tls),
       tokensRequired: tokens.enabled,
-      verify: (token) => tokens.verify(token),
+      identify: (token) => tokens.identify(token),
     });
-    if (!denied) return;
-    request.log.warn({ status: denied.status }, denied.message);
-    if (denied.status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
-    return reply.code(denied.status).send({ error: denied.message });
+    if (!decision.allowed) return refuse(request, reply, decision.status, decision.message);
+    if (!request.ws) return;
+    const client = `${decision.tokenId ?? "-"}@${request.ip}`;
+    if (!connectionQuota.allows(client)) {
+      return refuse(request, reply, 429, `this client already has its maximum of ${config.maxConnectionsPerClient} connections`);
+    }
+    clientOf.set(request.raw, client);
   });
+  // Fastify's own 404 logs the URL, query string and all.
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: "not found" }));
 
   app.route({
     method: "GET",
@@ -116,12 +135,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
     wsHandler: (socket, request) => {
       request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
+      const client = clientOf.get(request.raw) ?? `-@${request.ip}`;
+      const closed = connectionQuota.opened(client);
       metrics.connections.inc();
       socket.once("close", (code) => {
+        closed();
         metrics.connections.dec();
         request.log.info({ code }, "connection closed");
       });
-      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}` };
+      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client };
       new Connection(socket, { registry, config, log: request.log, metrics, spawner, pollAfterInput }, peer);
     },
   });

@@ -1,7 +1,7 @@
 /**
  * Who may open the WebSocket (and read /metrics): decided in an onRequest
- * hook, before any upgrade. A foreign browser Origin gets 403; a missing or
- * wrong token gets 401.
+ * hook, before any upgrade (after the Host check, host-check.ts). A foreign
+ * browser Origin gets 403; a missing or wrong token gets 401.
  *
  * The token can come three ways: `Authorization: Bearer <token>` (agents,
  * the Node SDK); a WebSocket subprotocol `execmux.bearer.<base64url(token)>`
@@ -18,6 +18,10 @@ export interface AuthDecision {
   readonly status: 401 | 403;
   readonly message: string;
 }
+
+export type AuthResult =
+  | { readonly allowed: true; /** Which token (its digest), when tokens are required. */ readonly tokenId: string | undefined }
+  | ({ readonly allowed: false } & AuthDecision);
 
 function offeredProtocols(headers: IncomingHttpHeaders): string[] {
   const header = headers["sec-websocket-protocol"];
@@ -47,31 +51,50 @@ export function presentedTokens(headers: IncomingHttpHeaders, url: string): stri
   return tokens;
 }
 
-/** Same origin (a page the daemon serves), an allowed origin, or no Origin at all (not a browser). */
-export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[]): boolean {
-  const origin = headers.origin;
-  if (origin === undefined) return true;
-  if (allowed.includes("*") || allowed.includes(origin)) return true;
+/** `scheme://host[:port]` as browsers serialize an origin, or undefined when it is not one. */
+function normalizedOrigin(text: string): string | undefined {
   try {
-    return new URL(origin).host === headers.host;
+    const { origin } = new URL(text);
+    return origin === "null" ? undefined : origin;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-export function authorize(
-  headers: IncomingHttpHeaders,
-  url: string,
-  options: { allowedOrigins: readonly string[]; tokensRequired: boolean; verify(token: string): boolean },
-): AuthDecision | undefined {
-  if (!originAllowed(headers, options.allowedOrigins)) {
-    return { status: 403, message: "origin not allowed" };
+/**
+ * Same origin (a page the daemon serves: same scheme, host and port), an
+ * allowed origin, or no Origin at all (not a browser). `secure`: the request
+ * came over TLS, so the daemon's own pages are https.
+ */
+export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[], secure: boolean): boolean {
+  const origin = headers.origin;
+  if (origin === undefined) return true;
+  if (allowed.includes("*")) return true;
+  const normalized = normalizedOrigin(origin);
+  if (normalized === undefined) return false;
+  if (allowed.some((entry) => normalizedOrigin(entry) === normalized)) return true;
+  const host = headers.host;
+  return host !== undefined && normalizedOrigin(`${secure ? "https" : "http"}://${host}`) === normalized;
+}
+
+export interface AuthOptions {
+  readonly allowedOrigins: readonly string[];
+  /** The request came over TLS. */
+  readonly secure: boolean;
+  readonly tokensRequired: boolean;
+  /** The matched token's id, or undefined for a wrong one. */
+  identify(token: string): string | undefined;
+}
+
+export function authorize(headers: IncomingHttpHeaders, url: string, options: AuthOptions): AuthResult {
+  if (!originAllowed(headers, options.allowedOrigins, options.secure)) {
+    return { allowed: false, status: 403, message: "origin not allowed" };
   }
-  if (!options.tokensRequired) return undefined;
+  if (!options.tokensRequired) return { allowed: true, tokenId: undefined };
   // Every candidate is checked, so timing does not tell which transport matched.
-  let valid = false;
-  for (const token of presentedTokens(headers, url)) valid = options.verify(token) || valid;
-  return valid ? undefined : { status: 401, message: "missing or invalid token" };
+  let tokenId: string | undefined;
+  for (const token of presentedTokens(headers, url)) tokenId = options.identify(token) ?? tokenId;
+  return tokenId !== undefined ? { allowed: true, tokenId } : { allowed: false, status: 401, message: "missing or invalid token" };
 }
 
 /** The subprotocol to answer with: `execmux` if offered. A token is never echoed back. */

@@ -16,7 +16,7 @@ export function initialize(
   try {
     const session = params.resumeSessionId
       ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false)
-      : registry.create(connection);
+      : registry.create(connection, connection.client);
     connection.bindSession(session);
     const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");

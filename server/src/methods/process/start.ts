@@ -2,6 +2,7 @@ import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { SpawnError, type SpawnSpec } from "../../process/child.js";
 import { resolveCwd } from "../../process/cwd.js";
 import { buildChildEnv } from "../../process/env-policy.js";
+import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
 import { spawnPipe } from "../../process/spawn-pipe.js";
@@ -27,6 +28,7 @@ export async function processStart(
   } catch (error) {
     // Upstream's words for a failed spawn: the OS error alone.
     if (error instanceof SpawnError) throw internalError(osErrorMessage(error.errno) ?? `failed to start ${program}: ${error.message}`);
+    if (error instanceof GlobBudgetExceeded) throw limitExceeded("envPolicyGlobSteps", error.message);
     throw error;
   }
 }
