@@ -218,6 +218,25 @@ describe("replies a client never takes", () => {
   });
 });
 
+describe("a backlog of tiny frames behind a full reply queue", () => {
+  it("handles every frame that waited, in order, once the client reads again", async () => {
+    const daemon = await spawnTestDaemon(["--reply-queue-bytes", String(64 * 1024), "--max-requests-per-second", "1000000"]);
+    const bystander = await startBystander(daemon.url);
+    const client = await WireClient.ready(daemon.url);
+    client.pauseReading();
+    // Each 7-byte frame costs a ~150-byte parse error: the queue fills, and frames pile up behind it.
+    const FRAMES = 100_000;
+    for (let index = 0; index < FRAMES; index++) client.sendRaw("x");
+    await vi.waitFor(async () => expect(await metric(daemon.url, "execmux_read_pauses_total")).toBeGreaterThan(0), { timeout: 10_000 });
+    await bystander.echoes();
+    client.resumeReading();
+    expect((await client.request("process/list", {})).result).toEqual({ processes: [] });
+    expect(client.messages.filter((message) => message.id === -1)).toHaveLength(FRAMES);
+    await expectStillServing(daemon, bystander);
+    bystander.close();
+  });
+});
+
 describe("requests whose cost is out of proportion to their size", () => {
   const startParams = (envPolicy: unknown, env: Record<string, string> = {}) => ({ processId: `p${Math.random()}`, argv: ["true"], cwd: "/", env, envPolicy });
 

@@ -20,6 +20,8 @@ export class InboundGate {
   private readonly waiting: RawData[] = [];
   private paused = false;
   private closed = false;
+  /** Set while waiting frames are being handled: a reply they send calls recheck() again, which must not recurse. */
+  private draining = false;
 
   constructor(
     private readonly socket: WebSocket,
@@ -32,7 +34,7 @@ export class InboundGate {
   /** A frame from the socket: handled now, or after the ones already waiting. */
   offer(data: RawData): void {
     if (this.closed) return;
-    if (this.waiting.length === 0 && this.condition.admitsFrames) {
+    if (this.waiting.length === 0 && !this.draining && this.condition.admitsFrames) {
       this.handle(data);
       return;
     }
@@ -42,9 +44,14 @@ export class InboundGate {
 
   /** The reply budget may have room again (the socket wrote something). */
   recheck(): void {
-    if (!this.paused || this.closed) return;
-    while (this.waiting.length > 0 && this.condition.admitsFrames) this.handle(this.waiting.shift()!);
-    if (this.waiting.length === 0 && this.condition.admitsFrames) {
+    if (!this.paused || this.closed || this.draining) return;
+    this.draining = true;
+    try {
+      while (!this.closed && this.waiting.length > 0 && this.condition.admitsFrames) this.handle(this.waiting.shift()!);
+    } finally {
+      this.draining = false;
+    }
+    if (!this.closed && this.waiting.length === 0 && this.condition.admitsFrames) {
       this.paused = false;
       this.socket.resume();
     }
