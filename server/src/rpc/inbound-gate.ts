@@ -9,7 +9,13 @@
  * one frame of up to --max-message-bytes), and are handled in order once
  * the budget has room again.
  */
-import type { RawData, WebSocket } from "ws";
+import type { RawData } from "ws";
+
+/** What the gate needs of a transport: a WebSocket, or any stream that can stop being read. */
+export interface PausableSource {
+  pause(): void;
+  resume(): void;
+}
 
 export interface GateCondition {
   /** True while frames may be handled. */
@@ -24,7 +30,7 @@ export class InboundGate {
   private draining = false;
 
   constructor(
-    private readonly socket: WebSocket,
+    private readonly socket: PausableSource,
     private readonly condition: GateCondition,
     private readonly handle: (data: RawData) => void,
     /** Told when reading stops (a client that does not read its replies). */
