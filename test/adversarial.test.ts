@@ -145,6 +145,8 @@ describe("DNS rebinding", () => {
     // Same host and port, but https: not the daemon's own page.
     expect((await handshake(daemon.url, { headers: { origin: `https://127.0.0.1:${port}` } })).status).toBe(403);
     expect((await handshake(daemon.url, { headers: { origin: `http://127.0.0.1:${port}` } })).status).toBe(101);
+    // Behind a TLS-terminating proxy the page is https, and the proxy says so.
+    expect((await handshake(daemon.url, { headers: { origin: `https://127.0.0.1:${port}`, "x-forwarded-proto": "https" } })).status).toBe(101);
     await expectStillServing(daemon, bystander);
     bystander.close();
   });

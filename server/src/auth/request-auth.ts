@@ -62,9 +62,20 @@ function normalizedOrigin(text: string): string | undefined {
 }
 
 /**
+ * The scheme the daemon's own pages were loaded with: https over TLS, or
+ * what a TLS-terminating proxy says in X-Forwarded-Proto. A page cannot set
+ * that header on a WebSocket handshake, so it cannot use it to pass.
+ */
+function ownScheme(headers: IncomingHttpHeaders, secure: boolean): string {
+  const forwarded = headers["x-forwarded-proto"];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
+  return first === "https" || first === "http" ? first : secure ? "https" : "http";
+}
+
+/**
  * Same origin (a page the daemon serves: same scheme, host and port), an
  * allowed origin, or no Origin at all (not a browser). `secure`: the request
- * came over TLS, so the daemon's own pages are https.
+ * came over TLS.
  */
 export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[], secure: boolean): boolean {
   const origin = headers.origin;
@@ -74,7 +85,7 @@ export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly st
   if (normalized === undefined) return false;
   if (allowed.some((entry) => normalizedOrigin(entry) === normalized)) return true;
   const host = headers.host;
-  return host !== undefined && normalizedOrigin(`${secure ? "https" : "http"}://${host}`) === normalized;
+  return host !== undefined && normalizedOrigin(`${ownScheme(headers, secure)}://${host}`) === normalized;
 }
 
 export interface AuthOptions {
