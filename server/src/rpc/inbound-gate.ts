@@ -19,7 +19,7 @@ export interface PausableSource {
 
 export interface GateCondition {
   /** True while frames may be handled. */
-  readonly admitsFrames: boolean;
+  admitsFrames(): boolean;
 }
 
 export class InboundGate {
@@ -40,7 +40,7 @@ export class InboundGate {
   /** A frame from the socket: handled now, or after the ones already waiting. */
   offer(data: RawData): void {
     if (this.closed) return;
-    if (this.waiting.length === 0 && !this.draining && this.condition.admitsFrames) {
+    if (this.waiting.length === 0 && !this.draining && this.condition.admitsFrames()) {
       this.handle(data);
       return;
     }
@@ -53,11 +53,11 @@ export class InboundGate {
     if (!this.paused || this.closed || this.draining) return;
     this.draining = true;
     try {
-      while (!this.closed && this.waiting.length > 0 && this.condition.admitsFrames) this.handle(this.waiting.shift()!);
+      while (!this.closed && this.waiting.length > 0 && this.condition.admitsFrames()) this.handle(this.waiting.shift()!);
     } finally {
       this.draining = false;
     }
-    if (!this.closed && this.waiting.length === 0 && this.condition.admitsFrames) {
+    if (!this.closed && this.waiting.length === 0 && this.condition.admitsFrames()) {
       this.paused = false;
       this.socket.resume();
     }

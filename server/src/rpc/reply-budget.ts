@@ -30,7 +30,7 @@ export class ReplyBudget {
   }
 
   /** False while the client owes the daemon a drain: no further frame is read. */
-  get admitsFrames(): boolean {
+  admitsFrames(): boolean {
     const owed = this.owedBytes;
     if (this.spent) this.spent = owed > this.limitBytes / 2;
     else this.spent = owed >= this.limitBytes;
