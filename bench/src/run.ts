@@ -68,7 +68,8 @@ const mibps = (bytesPerSecond: number) => bytesPerSecond / MiB;
 const single = (value: number): Summary => ({ median: value, min: value, max: value, runs: 1 });
 
 async function main(): Promise<void> {
-  const websocketd = ensureWebsocketd();
+  // Only sections 1 and 3 compare with websocketd (installed on first use).
+  const websocketd = wanted(1) || wanted(3) ? ensureWebsocketd() : undefined;
   const headArgs = ["head", "-c", String(STREAM_BYTES), "/dev/zero"];
   // Long TTL and retention: section 4 keeps a detached session full of output.
   let daemon = await DaemonProcess.start([
