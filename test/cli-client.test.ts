@@ -1,6 +1,6 @@
 /** The `execmux` client commands as a person or a script uses them, and the MCP server with a real MCP client. */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -140,6 +140,17 @@ describe("execmux exec", () => {
     expect(refused.stderr).toMatch(/refused the token \(HTTP 401\)/);
     const accepted = await runCli(["exec", "--url", daemon.url, "--token", "right", "--", "echo", "in"]);
     expect(accepted).toMatchObject({ code: 0, stdout: "in\n" });
+  });
+
+  it("reads the token from a file (--token-file or EXECMUX_TOKEN_FILE), keeping it off the command line", async () => {
+    const daemon = await startTestDaemon({ token: "from-a-file" });
+    const file = join(scratchDirectory("client-token"), "token");
+    writeFileSync(file, "# the sandbox's token\nfrom-a-file\n");
+    expect(await runCli(["exec", "--url", daemon.url, "--token-file", file, "--", "echo", "flag"])).toMatchObject({ code: 0, stdout: "flag\n" });
+    expect(await runCli(["exec", "--url", daemon.url, "--", "echo", "env"], { EXECMUX_TOKEN_FILE: file })).toMatchObject({ code: 0, stdout: "env\n" });
+    const missing = await runCli(["exec", "--url", daemon.url, "--token-file", `${file}.missing`, "--", "true"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read the token file/);
   });
 
   it("ends like a member of a pipeline when its reader goes away: exit 141, and the remote writer gets SIGPIPE", async () => {

@@ -12,9 +12,10 @@ export class DaemonProcess {
     readonly url: string,
   ) {}
 
-  static async start(args: string[] = []): Promise<DaemonProcess> {
+  static async start(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
     const child = spawn(process.execPath, [CLI, "serve", "--listen", "ws://127.0.0.1:0", "--log-level", "warn", ...args], {
       stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...env },
     });
     const url = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once("line", resolve);

@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { connect } from "@execmux/client";
+import { adversarial } from "./adversarial.js";
 import { barePtyThroughput, ensureWebsocketd, nodeRelayEcho, websocketdEcho, websocketdThroughput } from "./baselines.js";
 import { DaemonProcess } from "./daemon-process.js";
 import * as scenario from "./scenarios.js";
@@ -67,7 +68,8 @@ const mibps = (bytesPerSecond: number) => bytesPerSecond / MiB;
 const single = (value: number): Summary => ({ median: value, min: value, max: value, runs: 1 });
 
 async function main(): Promise<void> {
-  const websocketd = ensureWebsocketd();
+  // Only sections 1 and 3 compare with websocketd (installed on first use).
+  const websocketd = wanted(1) || wanted(3) ? ensureWebsocketd() : undefined;
   const headArgs = ["head", "-c", String(STREAM_BYTES), "/dev/zero"];
   // Long TTL and retention: section 4 keeps a detached session full of output.
   let daemon = await DaemonProcess.start([
@@ -183,6 +185,19 @@ async function main(): Promise<void> {
     record({ scenario: "7. resume", metric: "reconnect + resume with 100 processes, p50", unit: "ms", value: single(percentile(cost, 50)) });
   }
   await daemon.stop();
+
+  // 8. What each attack of issue #22 costs the others (a daemon of its own, with a token).
+  if (wanted(8)) {
+    const token = "bench-adversarial-token";
+    const attacked = await DaemonProcess.start(["--metrics-need-token", "false"], { EXECMUX_TOKEN: token });
+    for (const result of await adversarial(attacked, token)) {
+      const scenario = `8. attack: ${result.attack}`;
+      record({ scenario, metric: "event-loop delay, worst", unit: "ms", value: single(result.eventLoopMaxMs) });
+      record({ scenario, metric: "bystander echo, longest", unit: "ms", value: single(result.bystanderEchoMaxMs) });
+      record({ scenario, metric: "daemon RSS growth, peak", unit: "MiB", value: single(result.rssGrowthMiB) });
+    }
+    await attacked.stop();
+  }
 
   // 4 runs last: it fills a daemon with a gigabyte of retained output.
   if (wanted(4)) {

@@ -68,6 +68,12 @@ export const ConfigSchema = Type.Object(
       description:
         "Flow control, for clients that acknowledge output: while more than one process of a socket is sending output, each may have at most this much unacknowledged (less if the client's own window is smaller), so one flooding process cannot queue far ahead of another's echo.",
     }),
+    replyQueueBytes: Type.Integer({
+      default: 4 * 1024 * 1024,
+      minimum: 64 * 1024,
+      description:
+        "Flow control for replies: while a connection has more than this in replies the client has not taken, the daemon reads no further frames from it (they wait in the client's socket) until it has taken half, and process/read answers with less output (at least one chunk).",
+    }),
     pollAfterInputMicros: Type.Integer({
       default: 200,
       minimum: 0,
@@ -82,7 +88,8 @@ export const ConfigSchema = Type.Object(
     }),
     token: Type.String({
       default: "",
-      description: "Bearer token clients must present. Empty: no authentication (refused on a non-loopback address).",
+      description:
+        "Bearer token clients must present. Empty: no authentication (refused on a non-loopback address). Give it as EXECMUX_TOKEN or in --token-file: on the command line every local user can read it (ps, /proc).",
     }),
     tokenFile: Type.String({
       default: "",
@@ -118,7 +125,12 @@ export const ConfigSchema = Type.Object(
     }),
     allowedOrigins: Type.String({
       default: "",
-      description: "Comma-separated browser Origins allowed to connect (e.g. https://console.example.com), or * for any. A page served by the daemon itself is always allowed.",
+      description: "Comma-separated browser Origins allowed to connect (e.g. https://console.example.com), or * for any. A page served by the daemon itself (same scheme, host and port) is always allowed.",
+    }),
+    allowedHosts: Type.String({
+      default: "",
+      description:
+        "Comma-separated names the daemon answers to in the Host header besides IP addresses, localhost, *.localhost and the --listen host (e.g. execmux.internal, *.example.com), or * for any; other names get 403, which stops DNS rebinding. Checked when no token is required, or whenever this is set.",
     }),
     insecureNoAuth: Type.Boolean({
       default: false,
@@ -131,7 +143,18 @@ export const ConfigSchema = Type.Object(
       description: "When tokens are configured, /metrics requires one too (/livez and /readyz never do).",
     }),
     maxSessions: Type.Integer({ default: 1000, minimum: 1, description: "Sessions at once (attached and detached)." }),
-    maxDetachedSessions: Type.Integer({ default: 200, minimum: 0, description: "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session." }),
+    maxSessionsPerClient: Type.Integer({
+      default: 250,
+      minimum: 1,
+      description:
+        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached, the new one is refused.",
+    }),
+    maxConnectionsPerClient: Type.Integer({
+      default: 300,
+      minimum: 1,
+      description: "WebSocket connections one client (as for --max-sessions-per-client) may have open; more get HTTP 429.",
+    }),
+    maxDetachedSessions: Type.Integer({ default: 200, minimum: 0, description: "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session of the client that has the most." }),
     maxProcessesPerSession: Type.Integer({
       default: 256,
       minimum: 1,
@@ -154,7 +177,12 @@ export const ConfigSchema = Type.Object(
       description: "Retained output of the whole daemon, each chunk charged with its bookkeeping (about 176 bytes). Past it, closed processes are forgotten oldest first, then the oldest output of the session retaining most is evicted (readers get a gap).",
     }),
     maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
-    maxRequestsPerSecond: Type.Integer({ default: 20000, minimum: 1, description: "Requests per second per connection (bursts up to twice this)." }),
+    maxRequestsPerSecond: Type.Integer({
+      default: 20000,
+      minimum: 1,
+      description:
+        "Frames per second per connection, bursts up to twice this. Every frame counts; past it requests get -32011, malformed frames no answer, and notifications still apply.",
+    }),
     maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),
     maxHttpRequests: Type.Integer({
       default: 32,

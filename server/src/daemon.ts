@@ -4,8 +4,10 @@
  * orderly shutdown that leaves no process behind.
  */
 import { readFileSync } from "node:fs";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import websocket from "@fastify/websocket";
+import { ConnectionQuota } from "./auth/connection-quota.js";
+import { HostAllowList } from "./auth/host-check.js";
 import { authorize, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
@@ -32,6 +34,10 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
+/** The one path that upgrades to the JSON-RPC WebSocket. */
+const RPC_PATH = "/";
+/** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
+const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 
 export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port } = parseListen(config.listen);
@@ -41,12 +47,14 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const wsAuthSetting = wsAuthSettings(config);
   const wsAuth = wsAuthSetting && loadWsAuth(wsAuthSetting);
 
+  // The logger exists before the tokens (it reports their loading) and masks them once they do.
+  let tokens: TokenStore | undefined;
   const app: FastifyInstance = Fastify({
-    logger: loggerOptions(config),
+    logger: loggerOptions(config, () => tokens?.formsToRedact ?? []),
     ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
   });
 
-  const tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
+  tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
     error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
   );
   // Any configured kind of token admits a request; with none, only the Origin check applies.
@@ -62,6 +70,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   }
   const stopWatchingTokens = tokens.watch();
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
+  // DNS rebinding only gets a page as far as a daemon that needs no token;
+  // with tokens the Host is checked only when the operator listed names.
+  const hosts = credentials.length === 0 || config.allowedHosts !== "" ? new HostAllowList(host, config.allowedHosts) : undefined;
+  const connectionQuota = new ConnectionQuota(config.maxConnectionsPerClient);
 
   const runtime = startRuntime(config, app.log);
   const { metrics, registry, spawner } = runtime;
@@ -84,17 +96,30 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   // Health endpoints are open; everything else needs the token when tokens are configured.
   const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);
+  const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
+    request.log.warn({ status }, message);
+    // Upstream answers without this header; HTTP requires it on a 401.
+    if (status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
+    // Upstream's form: the reason as plain text.
+    return reply.code(status).type("text/plain; charset=utf-8").send(message);
+  };
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
+    // Only the RPC endpoint upgrades, whatever else the path would serve.
+    if (request.ws && path !== RPC_PATH) return refuse(request, reply, 404, `only ${RPC_PATH} accepts WebSocket connections`);
+    if (hosts && !hosts.allows(request.headers.host)) return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
     if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
-    const denied = await authorize(request.headers, request.url, { allowedOrigins, credentials });
-    if (!denied) return;
-    request.log.warn({ status: denied.status }, denied.message);
-    // Upstream answers without this header; HTTP requires it on a 401.
-    if (denied.status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
-    // Upstream's form: the reason as plain text.
-    return reply.code(denied.status).type("text/plain; charset=utf-8").send(denied.message);
+    const decision = await authorize(request.headers, request.url, { allowedOrigins, secure: Boolean(tls), credentials });
+    if (!decision.allowed) return refuse(request, reply, decision.status, decision.message);
+    if (!request.ws) return;
+    const client = `${decision.tokenId ?? "-"}@${request.ip}`;
+    if (!connectionQuota.allows(client)) {
+      return refuse(request, reply, 429, `this client already has its maximum of ${config.maxConnectionsPerClient} connections`);
+    }
+    clientOf.set(request.raw, client);
   });
+  // Fastify's own 404 logs the URL, query string and all.
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: "not found" }));
 
   app.route({
     method: "GET",
@@ -103,12 +128,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
     wsHandler: (socket, request) => {
       request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
+      const client = clientOf.get(request.raw) ?? `-@${request.ip}`;
+      const closed = connectionQuota.opened(client);
       metrics.connections.inc();
       socket.once("close", (code) => {
+        closed();
         metrics.connections.dec();
         request.log.info({ code }, "connection closed");
       });
-      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}` };
+      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client };
       new Connection(new WebSocketTransport(socket), runtime.connectionDeps(request.log), peer);
     },
   });

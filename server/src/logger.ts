@@ -2,16 +2,29 @@
  * The daemon's logger: JSON lines (or colored text with --log-pretty) on
  * stderr, never stdout, which belongs to the URL line (WebSocket mode) or
  * to the protocol itself (stdio mode).
+ *
+ * Every line goes through the token redactor just before it is written,
+ * repeated lines are rate-limited, and the serializers never carry a token
+ * (the request URL without its query, errors without the raw HTTP bytes Node
+ * attaches to a malformed request, which hold its headers).
  */
 import type { FastifyBaseLogger, FastifyRequest } from "fastify";
 import { pino } from "pino";
 import { redactedUrl } from "./auth/request-auth.js";
 import type { Config } from "./config.js";
+import { redactSecrets } from "./log/redact.js";
+import { RepeatLimiter } from "./log/repeat-limiter.js";
 
 type LogSettings = Pick<Config, "logLevel" | "logPretty">;
 
-/** Fastify's `logger` option. */
-export function loggerOptions(config: LogSettings) {
+/** Name, message, code and stack of an error; nothing else it carries (Node puts `rawPacket` on client errors). */
+function serializeError(error: Error): { type: string; message: string; stack: string; [key: string]: unknown } {
+  const code = (error as { code?: unknown }).code;
+  return { type: error.constructor?.name ?? "Error", message: String(error.message), ...(code !== undefined ? { code } : {}), stack: String(error.stack) };
+}
+
+/** Fastify's `logger` option. `tokenForms`: the accepted tokens in every form a log line could hold, masked. */
+export function loggerOptions(config: LogSettings, tokenForms: () => readonly string[] = () => []) {
   return {
     level: config.logLevel,
     ...(config.logPretty
@@ -20,12 +33,17 @@ export function loggerOptions(config: LogSettings) {
     // A token may travel in the query string: logs never show one.
     serializers: {
       req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
+      err: serializeError,
+    },
+    hooks: {
+      ...new RepeatLimiter().hooks(),
+      streamWrite: (line: string) => redactSecrets(line, tokenForms()),
     },
   };
 }
 
 /** The same logger without Fastify (stdio mode has no HTTP server). */
-export function createLogger(config: LogSettings): FastifyBaseLogger {
-  const { stream, ...options } = loggerOptions(config) as ReturnType<typeof loggerOptions> & { stream?: NodeJS.WritableStream };
+export function createLogger(config: LogSettings, tokenForms?: () => readonly string[]): FastifyBaseLogger {
+  const { stream, ...options } = loggerOptions(config, tokenForms) as ReturnType<typeof loggerOptions> & { stream?: NodeJS.WritableStream };
   return (stream ? pino(options, stream) : pino(options)) as FastifyBaseLogger;
 }

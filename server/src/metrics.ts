@@ -55,6 +55,17 @@ export class Metrics {
     help: "Times a process was paused because a client could not keep up.",
     registers: [this.registry],
   });
+  readonly readPauses = new Counter({
+    name: "execmux_read_pauses_total",
+    help: "Times the daemon stopped reading a connection's requests because the client was not taking its replies.",
+    registers: [this.registry],
+  });
+  readonly framesOverRate = new Counter({
+    name: "execmux_frames_over_rate_total",
+    help: "Frames past --max-requests-per-second, by kind: requests were refused, malformed frames dropped, notifications still applied.",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
   readonly requestDuration = new Histogram({
     name: "execmux_request_duration_seconds",
     help: "Time to answer a request, by method (long-poll reads include their wait).",

@@ -42,6 +42,7 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,
     maxSessions: config.maxSessions,
+    maxSessionsPerClient: config.maxSessionsPerClient,
     maxDetachedSessions: config.maxDetachedSessions,
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,

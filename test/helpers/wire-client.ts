@@ -48,8 +48,9 @@ export class WireClient {
     this.closed = new Promise((resolve) => socket.on("close", (code) => resolve(code)));
   }
 
-  static async connect(url: string): Promise<WireClient> {
-    const socket = new WebSocket(url);
+  /** Opens a socket; `token` goes in an Authorization header. */
+  static async connect(url: string, token?: string): Promise<WireClient> {
+    const socket = new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
     await new Promise((resolve, reject) => {
       socket.once("open", resolve);
       socket.once("error", reject);
@@ -60,8 +61,8 @@ export class WireClient {
   }
 
   /** Connects and completes upstream's handshake. */
-  static async ready(url: string): Promise<WireClient> {
-    const client = await WireClient.connect(url);
+  static async ready(url: string, token?: string): Promise<WireClient> {
+    const client = await WireClient.connect(url, token);
     await client.request("initialize", { clientName: "conformance" });
     client.send({ method: "initialized", params: {} });
     return client;

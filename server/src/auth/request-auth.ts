@@ -1,7 +1,8 @@
 /**
  * Who may open the WebSocket (and read /metrics): decided in an onRequest
- * hook, before any upgrade. A foreign browser Origin gets 403; a missing or
- * wrong token gets 401 with upstream's words for why.
+ * hook, before any upgrade (after the Host check, host-check.ts). A foreign
+ * browser Origin gets 403; a missing or wrong token gets 401 with upstream's
+ * words for why.
  *
  * The token can come three ways: `Authorization: Bearer <token>` (agents,
  * the Node SDK, Codex); a WebSocket subprotocol
@@ -10,6 +11,7 @@
  * (weaker: URLs end up in histories and proxy logs). Every configured kind of
  * token (credential.ts) is tried on each, and any one admits the request.
  */
+import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { Refusal, type Credential } from "./credential.js";
 
@@ -20,6 +22,10 @@ export interface AuthDecision {
   readonly status: 401 | 403;
   readonly message: string;
 }
+
+export type AuthResult =
+  | { readonly allowed: true; /** Which token (its digest), when tokens are required. */ readonly tokenId: string | undefined }
+  | ({ readonly allowed: false } & AuthDecision);
 
 function offeredProtocols(headers: IncomingHttpHeaders): string[] {
   const header = headers["sec-websocket-protocol"];
@@ -60,38 +66,73 @@ export function presentedTokens(headers: IncomingHttpHeaders, url: string): stri
   return tokens;
 }
 
-/** Same origin (a page the daemon serves), an allowed origin, or no Origin at all (not a browser). */
-export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[]): boolean {
-  const origin = headers.origin;
-  if (origin === undefined) return true;
-  if (allowed.includes("*") || allowed.includes(origin)) return true;
+/** `scheme://host[:port]` as browsers serialize an origin, or undefined when it is not one. */
+function normalizedOrigin(text: string): string | undefined {
   try {
-    return new URL(origin).host === headers.host;
+    const { origin } = new URL(text);
+    return origin === "null" ? undefined : origin;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-/** No credentials configured: everyone who passes the Origin check gets in. */
-export async function authorize(
-  headers: IncomingHttpHeaders,
-  url: string,
-  options: { allowedOrigins: readonly string[]; credentials: readonly Credential[] },
-): Promise<AuthDecision | undefined> {
-  if (!originAllowed(headers, options.allowedOrigins)) {
-    return { status: 403, message: "origin not allowed" };
+/**
+ * The scheme the daemon's own pages were loaded with: https over TLS, or
+ * what a TLS-terminating proxy says in X-Forwarded-Proto. A page cannot set
+ * that header on a WebSocket handshake, so it cannot use it to pass.
+ */
+function ownScheme(headers: IncomingHttpHeaders, secure: boolean): string {
+  const forwarded = headers["x-forwarded-proto"];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
+  return first === "https" || first === "http" ? first : secure ? "https" : "http";
+}
+
+/**
+ * Same origin (a page the daemon serves: same scheme, host and port), an
+ * allowed origin, or no Origin at all (not a browser). `secure`: the request
+ * came over TLS.
+ */
+export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[], secure: boolean): boolean {
+  const origin = headers.origin;
+  if (origin === undefined) return true;
+  if (allowed.includes("*")) return true;
+  const normalized = normalizedOrigin(origin);
+  if (normalized === undefined) return false;
+  if (allowed.some((entry) => normalizedOrigin(entry) === normalized)) return true;
+  const host = headers.host;
+  return host !== undefined && normalizedOrigin(`${ownScheme(headers, secure)}://${host}`) === normalized;
+}
+
+export interface AuthOptions {
+  readonly allowedOrigins: readonly string[];
+  /** The request came over TLS. */
+  readonly secure: boolean;
+  /** Every configured kind of token (credential.ts); none: only the Origin check applies. */
+  readonly credentials: readonly Credential[];
+}
+
+/**
+ * Who may pass, and as which token: the admitted token's SHA-256 in hex
+ * (never the token itself; for --token/--token-file the same as
+ * TokenStore.identify), so clients with different tokens are different
+ * clients for the per-client quotas.
+ */
+export async function authorize(headers: IncomingHttpHeaders, url: string, options: AuthOptions): Promise<AuthResult> {
+  if (!originAllowed(headers, options.allowedOrigins, options.secure)) {
+    return { allowed: false, status: 403, message: "origin not allowed" };
   }
-  if (options.credentials.length === 0) return undefined;
+  if (options.credentials.length === 0) return { allowed: true, tokenId: undefined };
   const tokens = presentedTokens(headers, url);
   if (tokens.length === 0) {
     const malformed = readAuthorization(headers.authorization).kind === "malformed";
-    return { status: 401, message: malformed ? Refusal.invalidAuthorizationHeader : Refusal.missingToken };
+    return { allowed: false, status: 401, message: malformed ? Refusal.invalidAuthorizationHeader : Refusal.missingToken };
   }
   // Every token against every credential, so timing does not tell which one matched.
   const verdicts = await Promise.all(tokens.map((token) => Promise.all(options.credentials.map((credential) => credential.check(token)))));
-  if (verdicts.some((forToken) => forToken.includes(undefined))) return undefined;
+  const admitted = verdicts.findIndex((forToken) => forToken.includes(undefined));
+  if (admitted >= 0) return { allowed: true, tokenId: createHash("sha256").update(tokens[admitted]!, "utf8").digest("hex") };
   // Why the first token failed, in the words of the last credential (upstream's mode when one is set).
-  return { status: 401, message: verdicts[0]!.at(-1)! };
+  return { allowed: false, status: 401, message: verdicts[0]!.at(-1)! };
 }
 
 /** The subprotocol to answer with: `execmux` if offered. A token is never echoed back. */

@@ -1,17 +1,21 @@
 /**
  * The accepted bearer tokens: `--token`, plus every line of `--token-file`,
  * re-read on demand (SIGHUP) and when the file changes, so tokens can be
- * rotated without a restart. Tokens are kept only as SHA-256 digests and
- * compared in constant time.
+ * rotated without a restart. Tokens are compared as SHA-256 digests in
+ * constant time; their plain forms are kept only for the log redactor,
+ * which masks them wherever they would appear.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync, unwatchFile, watchFile } from "node:fs";
+import { tokenForms } from "../log/redact.js";
 import { Refusal, type Credential } from "./credential.js";
 
 const digest = (token: string) => createHash("sha256").update(token, "utf8").digest();
 
 export class TokenStore {
   private digests: Buffer[] = [];
+  /** Every accepted token in every encoding it can take in a log line (see log/redact.ts). */
+  private redactionForms: string[] = [];
 
   constructor(
     private readonly token: string,
@@ -39,6 +43,8 @@ export class TokenStore {
       }
     }
     this.digests = tokens.map(digest);
+    // Longest first: a token that contains another is masked whole.
+    this.redactionForms = tokens.flatMap(tokenForms).sort((a, b) => b.length - a.length);
     this.onReload(this.digests.length);
   }
 
@@ -55,11 +61,24 @@ export class TokenStore {
     return { check: (token) => (this.verify(token) ? undefined : Refusal.invalidToken) };
   }
 
+  get formsToRedact(): readonly string[] {
+    return this.redactionForms;
+  }
+
   /** Constant time in the candidate and in which token matches. */
   verify(candidate: string): boolean {
+    return this.identify(candidate) !== undefined;
+  }
+
+  /**
+   * Which token the candidate is, as its digest in hex (never the token
+   * itself): clients with different tokens are different clients for the
+   * per-client quotas. Constant time in the candidate and in which matches.
+   */
+  identify(candidate: string): string | undefined {
     const candidateDigest = digest(candidate);
-    let matched = false;
-    for (const known of this.digests) matched = timingSafeEqual(known, candidateDigest) || matched;
-    return matched;
+    let matched: Buffer | undefined;
+    for (const known of this.digests) if (timingSafeEqual(known, candidateDigest)) matched = known;
+    return matched?.toString("hex");
   }
 }

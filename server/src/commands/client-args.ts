@@ -1,8 +1,9 @@
 /**
  * Argument parsing shared by the client commands (exec, ps, attach, mcp):
- * `--url`, `--token`, `--session` with their EXECMUX_* equivalents,
- * `--takeover`, and command-specific flags.
+ * `--url`, `--token`, `--token-file`, `--session` with their EXECMUX_*
+ * equivalents, `--takeover`, and command-specific flags.
  */
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { connect, ErrorCode, RpcRequestError, type ConnectOptions, type ExecmuxClient } from "@execmux/client";
 import { unknownVariableWarnings } from "../unknown-variables.js";
@@ -31,7 +32,12 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
   const flags = new Map<string, string[]>();
   const rest: string[] = [];
   let takeover = false;
-  const common: Record<string, string | undefined> = { url: env.EXECMUX_URL, token: env.EXECMUX_TOKEN, session: env.EXECMUX_SESSION };
+  const common: Record<string, string | undefined> = {
+    url: env.EXECMUX_URL,
+    token: env.EXECMUX_TOKEN,
+    "token-file": env.EXECMUX_TOKEN_FILE,
+    session: env.EXECMUX_SESSION,
+  };
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!;
     if (argument === "--") {
@@ -44,7 +50,7 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     }
     const [name, inline] = argument.startsWith("--") && argument.includes("=") ? argument.split(/=(.*)/s, 2) : [argument, undefined];
     const key = name!.replace(/^--?/, "");
-    if (["url", "token", "session"].includes(key) && name!.startsWith("--")) {
+    if (["url", "token", "token-file", "session"].includes(key) && name!.startsWith("--")) {
       const value = inline ?? argv[++index];
       if (value === undefined) throw new UsageError(`${name} needs a value`);
       common[key] = value;
@@ -60,7 +66,21 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     if (value === undefined) throw new UsageError(`${name} needs a value`);
     flags.set(name!, [...(flags.get(name!) ?? []), value]);
   }
-  return { url: common.url ?? DEFAULT_URL, token: common.token || undefined, session: common.session || undefined, takeover, flags, rest };
+  const token = common.token || (common["token-file"] ? readTokenFile(common["token-file"]) : undefined);
+  return { url: common.url ?? DEFAULT_URL, token, session: common.session || undefined, takeover, flags, rest };
+}
+
+/** The first token of a token file (the daemon's format: one per line, # comments). */
+function readTokenFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read the token file ${path}: ${(error as Error).message}`);
+  }
+  const token = text.split(/\r?\n/).map((line) => line.trim()).find((line) => line !== "" && !line.startsWith("#"));
+  if (!token) throw new UsageError(`the token file ${path} holds no token`);
+  return token;
 }
 
 /**

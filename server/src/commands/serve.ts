@@ -57,5 +57,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
   onHangUp = () => listening.reloadTokens();
   // Logged, not printed: stderr carries nothing but JSON log lines.
   for (const warning of warnings) listening.log.warn(warning);
+  if (argv.some((argument) => argument === "--token" || argument.startsWith("--token="))) {
+    listening.log.warn("--token on the command line can be read by every user of this machine (ps, /proc/PID/cmdline); use EXECMUX_TOKEN or --token-file");
+  }
   process.stdout.write(`${listening.url}\n`);
 }

@@ -3,7 +3,10 @@ import { describeOptions } from "../config.js";
 
 const CLIENT_OPTIONS = `Connection options (every client command):
   --url URL        the daemon (EXECMUX_URL, default ws://127.0.0.1:7373)
-  --token TOKEN    its bearer token (EXECMUX_TOKEN)
+  --token-file FILE  a file whose first line is its bearer token (EXECMUX_TOKEN_FILE)
+  --token TOKEN    its bearer token (EXECMUX_TOKEN; prefer the variable or
+                   --token-file: a command line is readable by every local
+                   user, ps and /proc)
   --session ID     a session to use instead of a new one (EXECMUX_SESSION)
   --takeover       take that session from another client holding it`;
 
@@ -16,6 +19,10 @@ export const COMMAND_USAGE = {
 
 Runs the daemon. Prints its URL (one line) on stdout once listening; logs are
 JSON lines on stderr. SIGTERM or SIGINT stops it and every process it started.
+
+Tokens: EXECMUX_TOKEN or --token-file (one per line, rotated without a
+restart); avoid --token on a shared machine: a command line is readable by
+every local user (ps, /proc).
 
 Options (each also an environment variable; a config file, then the
 environment, then flags, each overriding the one before):

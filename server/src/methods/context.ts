@@ -23,6 +23,15 @@ export interface HandlerContext {
    * reading.
    */
   whenWritable(): Promise<void>;
+  /**
+   * Bytes this request's reply may take before the connection's replies
+   * not yet taken by the client pass --reply-queue-bytes. A handler whose
+   * reply can be large answers with less (as a `maxBytes` would) when the
+   * client is not reading.
+   */
+  replyRoomBytes(): number;
+  /** Counts `bytes` of the reply being built against that bound until it is queued. */
+  reserveReply(bytes: number): void;
 }
 
 export interface SessionContext extends HandlerContext {

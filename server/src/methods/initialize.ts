@@ -19,7 +19,7 @@ export async function initialize(
     const info = await environmentInfo();
     const session = params.resumeSessionId
       ? registry.resume(params.resumeSessionId, connection, params.takeover ?? false, params.clientName)
-      : registry.create(connection, params.clientName);
+      : registry.create(connection, params.clientName, connection.client);
     connection.bindSession(session);
     const windows = connection.configureOutput(params);
     log.info({ clientName: params.clientName, resumed: Boolean(params.resumeSessionId) }, "session attached");

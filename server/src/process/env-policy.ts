@@ -5,6 +5,7 @@
  * order, as Codex's exec_env does) and `env` is laid over the result.
  */
 import type { EnvMap, EnvPolicy } from "@execmux/shared";
+import { GlobBudget, globMatcher } from "./glob.js";
 
 /** What `inherit: "core"` keeps. */
 const CORE_VARIABLES = new Set(["HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"]);
@@ -12,17 +13,6 @@ const CORE_VARIABLES = new Set(["HOME", "LOGNAME", "PATH", "SHELL", "USER", "USE
 const DEFAULT_EXCLUDES = ["*KEY*", "*SECRET*", "*TOKEN*"];
 /** The daemon's own settings (its token among them) never reach a child by inheritance. */
 const DAEMON_PREFIX = "EXECMUX_";
-
-/** A case-insensitive glob with `*` and `?`, as upstream's wildmatch patterns. */
-function globToRegExp(pattern: string): RegExp {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
-  return new RegExp(`^${source}$`, "i");
-}
-
-const matcher = (patterns: readonly string[]) => {
-  const regexps = patterns.map(globToRegExp);
-  return (name: string) => regexps.some((regexp) => regexp.test(name));
-};
 
 /** Copies into a null-prototype object, so a key like `__proto__` is just a name. */
 function copyEnv(source: Readonly<Record<string, string | undefined>> | null | undefined): Record<string, string> {
@@ -60,7 +50,9 @@ export function buildChildEnv(
     if (keep) result[name] = inherited[name]!;
   }
 
-  const excluded = matcher([...(policy.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES), ...(policy.exclude ?? [])]);
+  // One budget for all of this request's patterns (GlobBudgetExceeded past it).
+  const budget = new GlobBudget();
+  const excluded = globMatcher([...(policy.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES), ...(policy.exclude ?? [])], budget);
   for (const name of Object.keys(result)) {
     if (excluded(name)) delete result[name];
   }
@@ -68,7 +60,7 @@ export function buildChildEnv(
   Object.assign(result, copyEnv(policy.set));
 
   if (policy.includeOnly && policy.includeOnly.length > 0) {
-    const included = matcher(policy.includeOnly);
+    const included = globMatcher(policy.includeOnly, budget);
     const filtered = Object.create(null) as Record<string, string>;
     for (const name of Object.keys(result)) {
       if (included(name)) filtered[name] = result[name]!;

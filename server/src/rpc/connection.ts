@@ -24,9 +24,11 @@ import {
   encodeResult,
   parseFrame,
 } from "./envelope.js";
+import { InboundGate } from "./inbound-gate.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
+import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
 import type { MessageTransport } from "./transport.js";
 
@@ -45,6 +47,8 @@ export interface PeerDescription {
   readonly transport: string;
   /** "127.0.0.1:39788" for a WebSocket peer; absent for stdio. */
   readonly address?: string;
+  /** Who the per-client quotas count this connection's sessions against (token and address). */
+  readonly client?: string;
 }
 
 export class Connection implements SessionSink {
@@ -68,6 +72,9 @@ export class Connection implements SessionSink {
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
   private inputEnded = false;
+  /** Replies the client has not taken yet; past the bound no further frame is read. */
+  private readonly replyBudget: ReplyBudget;
+  private readonly inbound: InboundGate;
 
   constructor(
     private readonly socket: MessageTransport,
@@ -84,6 +91,12 @@ export class Connection implements SessionSink {
       deps.metrics,
     );
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
+    this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
+    // Whatever a frame does, its failure ends this connection, never the daemon.
+    this.inbound = new InboundGate(socket, this.replyBudget, (data) => this.guarded(() => this.onFrame(data)), () =>
+      deps.metrics.readPauses.inc(),
+    );
+    this.outbound.onProgress = () => this.inbound.recheck();
     this.handshakeTimer = setTimeout(() => {
       deps.log.info("no initialize in time; closing the connection");
       socket.close(1008, "initialize was not sent in time");
@@ -91,16 +104,11 @@ export class Connection implements SessionSink {
     this.touch();
     socket.onMessage((data) => {
       this.touch();
-      // Whatever a frame does, its failure ends this connection, never the daemon.
-      try {
-        this.onFrame(data);
-      } catch (error) {
-        this.fail(error);
-      }
+      this.inbound.offer(data);
     });
-    socket.onTooLarge((limitBytes) => this.onTooLarge(limitBytes));
-    socket.onInputEnd(() => this.onInputEnd());
-    socket.onClose(() => this.onClose());
+    socket.onTooLarge((limitBytes) => this.guarded(() => this.onTooLarge(limitBytes)));
+    socket.onInputEnd(() => this.guarded(() => this.onInputEnd()));
+    socket.onClose(() => this.guarded(() => this.onClose()));
     socket.onError((error) => deps.log.debug({ err: error }, "socket error"));
     this.stopHeartbeat = socket.liveness
       ? startHeartbeat(socket.liveness, deps.config.pingIntervalMs, deps.config.pingTimeoutMs, () =>
@@ -111,6 +119,11 @@ export class Connection implements SessionSink {
 
   get session(): Session | undefined {
     return this.currentSession;
+  }
+
+  /** The client this connection's sessions are counted against. */
+  get client(): string {
+    return this.peer.client ?? this.peer.transport;
   }
 
   /** Aborted when the socket closes: long-polls return at once. */
@@ -222,6 +235,11 @@ export class Connection implements SessionSink {
   }
 
   processEvent(process: ManagedProcess, event: ProcessEvent): void {
+    // Called from the process's I/O: a failure here must not reach the process or the daemon.
+    this.guarded(() => this.sendProcessEvent(process, event));
+  }
+
+  private sendProcessEvent(process: ManagedProcess, event: ProcessEvent): void {
     const { processId } = process;
     switch (event.kind) {
       case "output": {
@@ -255,8 +273,14 @@ export class Connection implements SessionSink {
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
     const message = parseFrame(data.toString("utf8"));
+    // Every frame costs a token, whatever it is: a flood of garbage or of
+    // notifications is limited like one of requests.
+    const withinRate = this.rateLimiter.take();
+    if (!withinRate) this.deps.metrics.framesOverRate.inc({ kind: message.kind });
     switch (message.kind) {
       case "malformed":
+        // Past the rate, garbage gets no answer: each would cost a reply.
+        if (!withinRate) return;
         // The connection stays open, as upstream's does.
         this.sendParseError(message.detail);
         return;
@@ -266,16 +290,17 @@ export class Connection implements SessionSink {
         this.closeWith(1008, "unexpected response");
         return;
       case "notification":
+        // Even past the rate: an acknowledgement dropped would stall its process for good.
         this.onNotification(message.method, message.params);
         return;
       case "request":
-        if (!this.rateLimiter.take()) {
+        if (!withinRate) {
           const error = limitExceeded("maxRequestsPerSecond", `more than ${this.deps.config.maxRequestsPerSecond} requests per second on this connection`);
           this.deps.metrics.errors.inc({ code: String(error.code) });
           this.send(encodeError(message.id, error.toBody(), message.jsonrpc));
           return;
         }
-        void this.onRequest(message.id, message.method, message.params, message.jsonrpc);
+        this.onRequest(message.id, message.method, message.params, message.jsonrpc).catch((error: unknown) => this.fail(error));
         return;
     }
   }
@@ -321,7 +346,7 @@ export class Connection implements SessionSink {
   private onNotification(method: string, params: unknown): void {
     if (method === "process/ack") {
       // Acks come as notifications: handled like the request, without a reply.
-      void dispatch(this, method, params, this.requestScope(false, [])).catch(() => undefined);
+      void dispatch(this, method, params, this.requestScope(false, [], [])).catch(() => undefined);
       return;
     }
     if (method === "initialized" && this.initializeRequested) {
@@ -336,7 +361,7 @@ export class Connection implements SessionSink {
   }
 
   /** The parts of a handler's context that come from this connection. */
-  private requestScope(jsonrpc: boolean, afterReply: (() => void)[]): RequestScope {
+  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[]): RequestScope {
     return {
       jsonrpc,
       afterReply: (task) => afterReply.push(task),
@@ -344,13 +369,29 @@ export class Connection implements SessionSink {
       resources: this.resources,
       notify: (method, params) => this.send(encodeNotification(method, params, this.jsonrpc)),
       whenWritable: () => this.outbound.whenWritable(),
+      replyRoomBytes: () => this.replyBudget.roomBytes,
+      reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
     };
+  }
+
+  /** Runs `task`; if it throws, this connection ends (1011), the daemon and its sessions go on. */
+  private guarded(task: () => void): void {
+    try {
+      task();
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   /** A bug or a frame the daemon could not handle: this connection ends, the daemon and its sessions go on. */
   private fail(error: unknown): void {
-    this.deps.log.error({ err: error }, "closing a connection after an unexpected error");
-    this.closeWith(1011, "internal error");
+    try {
+      this.deps.log.error({ err: error }, "closing a connection after an unexpected error");
+      this.closeWith(1011, "internal error");
+    } catch {
+      // The socket is beyond closing; terminate is all that is left.
+      this.socket.liveness?.terminate();
+    }
   }
 
   private closeWith(code: number, reason: string): void {
@@ -363,31 +404,46 @@ export class Connection implements SessionSink {
     // Only known method names become labels: a client cannot grow the label set.
     const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
     this.requestsInFlight++;
+    const afterReply: (() => void)[] = [];
+    const reservations: (() => void)[] = [];
+    let reply: string;
     try {
-      const afterReply: (() => void)[] = [];
-      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply));
-      this.send(encodeResult(id, result, jsonrpc));
-      for (const task of afterReply) task();
+      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations));
+      reply = encodeResult(id, result, jsonrpc);
     } catch (error) {
+      afterReply.length = 0;
       const body =
-        error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: (error as Error).message };
-      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method }, "request failed");
+        error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: String((error as Error)?.message) };
+      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: isRequestMethod(method) ? method : "unknown" }, "request failed");
       metrics.errors.inc({ code: String(body.code) });
-      this.send(encodeError(id, body, jsonrpc));
+      reply = encodeError(id, body, jsonrpc);
     } finally {
       stopTimer();
+    }
+    try {
+      // Queued, the reply counts as unsent; what was reserved for it is given back.
+      this.send(reply);
+      for (const release of reservations) release();
+      // A task's failure (after the reply went out) is this connection's, handled by the caller.
+      for (const task of afterReply) task();
+    } finally {
       this.requestsInFlight--;
       this.closeOnceAnswered();
     }
   }
 
   private onClose(): void {
+    this.inbound.close();
     clearTimeout(this.handshakeTimer);
     clearTimeout(this.idleTimer);
     this.stopHeartbeat();
     this.outbound.close();
-    this.closing.abort();
-    this.resources.disposeAll();
-    if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
+    try {
+      this.closing.abort();
+      this.resources.disposeAll();
+    } finally {
+      // Whatever failed above, the session is freed for a resume.
+      if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
+    }
   }
 }

@@ -44,6 +44,8 @@ interface ProcessQueue {
 
 export class Outbound {
   private readonly control: (string | Buffer)[] = [];
+  /** Bytes (UTF-16 units for strings: close enough for a bound) in `control`. */
+  private controlBytes = 0;
   private readonly queues = new Map<ManagedProcess, ProcessQueue>();
   /** Processes with frames waiting, in round-robin order. */
   private readonly ready: ManagedProcess[] = [];
@@ -66,6 +68,8 @@ export class Outbound {
   private readonly onSent = () => this.pump();
   /** Producers (HTTP body streams) waiting for the socket to drain below its high-water mark. */
   private writableWaiters: (() => void)[] = [];
+  /** Told after every chance to send: queued replies may have gone out (the inbound gate rechecks). */
+  onProgress: () => void = () => undefined;
 
   constructor(
     private readonly socket: MessageTransport,
@@ -75,8 +79,15 @@ export class Outbound {
 
   /** Replies and other frames that are not process output: sent before any queued output. */
   sendControl(frame: string | Buffer): void {
+    if (this.closed) return;
     this.control.push(frame);
+    this.controlBytes += frame.length;
     this.pump();
+  }
+
+  /** Replies queued here plus everything the socket has not written yet: what the client still has to take. */
+  get unsentBytes(): number {
+    return this.controlBytes + this.socket.bufferedAmount;
   }
 
   /** A frame of one process (output, exit, close, gap): kept in order per process. `bytes` counts output bytes. */
@@ -132,6 +143,7 @@ export class Outbound {
     this.closed = true;
     this.wakeWriters();
     this.control.length = 0;
+    this.controlBytes = 0;
     this.ready.length = 0;
     for (const [process, queue] of this.queues) {
       process.setPaused(this, false);
@@ -155,6 +167,7 @@ export class Outbound {
     while (!this.closed && socket.isOpen && socket.bufferedAmount < this.limits.socketHighWaterBytes) {
       const control = this.control.shift();
       if (control !== undefined) {
+        this.controlBytes -= control.length;
         socket.send(control, this.onSent);
         this.metrics.framesSent.inc({ kind: "reply" });
         continue;
@@ -175,6 +188,7 @@ export class Outbound {
       this.metrics.framesSent.inc({ kind: typeof next.frame === "string" ? "notification" : "binary_output" });
     }
     this.wakeWriters();
+    this.onProgress();
   }
 
   /** The transport calls a send's callback once it has written the frame, or failed to. */

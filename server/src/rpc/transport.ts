@@ -16,6 +16,10 @@ export interface MessageTransport {
   send(message: string | Buffer, sent: (error?: Error) => void): void;
   /** Ends the transport. A WebSocket peer sees the code and reason. */
   close(code: number, reason: string): void;
+  /** Stops reading from the peer (the inbound gate: replies the client has not taken). Messages of a read already under way may still arrive. */
+  pause(): void;
+  /** Reads from the peer again after `pause`. */
+  resume(): void;
   /** One whole message from the peer. */
   onMessage(listener: (data: Buffer) => void): void;
   /** A message longer than the transport's bound began to arrive; the transport dropped it. */

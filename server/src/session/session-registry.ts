@@ -1,6 +1,13 @@
 /**
  * All sessions of the daemon: creation with an unguessable id, resume, and
  * expiry of sessions nobody reattached to within the TTL.
+ *
+ * Each session belongs to the client that created it (its token and
+ * address, see daemon.ts), and the caps are kept fair between clients: a
+ * client at its own quota makes room by expiring its own oldest detached
+ * session, and past --max-detached-sessions the client with the most
+ * detached sessions loses its oldest. One client churning sessions cannot
+ * use up the daemon's slots or expire another client's sessions.
  */
 import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared";
@@ -16,6 +23,7 @@ export interface RegistryOptions {
   readonly detachedSessionTtlMs: number;
   readonly closedRetentionMs: number;
   readonly maxSessions: number;
+  readonly maxSessionsPerClient: number;
   readonly maxDetachedSessions: number;
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
@@ -54,13 +62,27 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  create(sink: SessionSink, clientName: string): Session {
-    if (this.sessions.size >= this.options.maxSessions) {
-      throw limitExceeded("maxSessions", `the daemon has its maximum of ${this.options.maxSessions} sessions`);
+  /**
+   * A new session for `sink`, named `clientName` (initialize's, told to a
+   * second client), owned by `client` (token and address: who counts it
+   * against their quota).
+   */
+  create(sink: SessionSink, clientName: string, client: string): Session {
+    const { maxSessions, maxSessionsPerClient } = this.options;
+    if (this.sessionsOf(client) >= maxSessionsPerClient) {
+      const oldest = this.oldestDetachedOf(client);
+      if (!oldest) {
+        throw limitExceeded("maxSessionsPerClient", `this client already has its maximum of ${maxSessionsPerClient} sessions, all of them attached`);
+      }
+      this.options.log.info("a client at its session quota started another; its oldest detached session expires");
+      this.expire(oldest);
+    }
+    if (this.sessions.size >= maxSessions) {
+      throw limitExceeded("maxSessions", `the daemon has its maximum of ${maxSessions} sessions`);
     }
     let id = newSessionId();
     while (this.sessions.has(id)) id = newSessionId();
-    const session = new Session(id, this.options.closedRetentionMs, this.options.metrics, this.options.log, {
+    const session = new Session(id, client, this.options.closedRetentionMs, this.options.metrics, this.options.log, {
       maxProcessesPerSession: this.options.maxProcessesPerSession,
       maxProcesses: this.options.maxProcesses,
       maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
@@ -107,13 +129,37 @@ export class SessionRegistry {
     const timer = setTimeout(() => this.expire(session), this.options.detachedSessionTtlMs);
     timer.unref();
     this.expiryTimers.set(session, timer);
-    // Too many sessions waiting for a resume: the one detached longest goes first.
+    // Too many sessions waiting for a resume: the client with the most of
+    // them loses the one it detached longest ago.
     if (this.expiryTimers.size > this.options.maxDetachedSessions) {
-      const [oldest, oldestTimer] = this.expiryTimers.entries().next().value!;
-      clearTimeout(oldestTimer);
-      this.expire(oldest);
+      const oldest = this.oldestDetachedOf(this.clientWithMostDetached());
+      if (oldest) this.expire(oldest);
     }
     this.updateGauges();
+  }
+
+  private sessionsOf(client: string): number {
+    let count = 0;
+    for (const session of this.sessions.values()) if (session.client === client) count++;
+    return count;
+  }
+
+  /** Detached sessions are in `expiryTimers` in the order they detached. */
+  private oldestDetachedOf(client: string): Session | undefined {
+    for (const session of this.expiryTimers.keys()) if (session.client === client) return session;
+    return undefined;
+  }
+
+  private clientWithMostDetached(): string {
+    const counts = new Map<string, number>();
+    let most = "";
+    let mostCount = 0;
+    for (const session of this.expiryTimers.keys()) {
+      const count = (counts.get(session.client) ?? 0) + 1;
+      counts.set(session.client, count);
+      if (count > mostCount) [most, mostCount] = [session.client, count];
+    }
+    return most;
   }
 
   private runningProcesses(): number {
@@ -173,6 +219,7 @@ export class SessionRegistry {
 
   private expire(session: Session): void {
     this.options.log.info({ processes: session.size }, "detached session expired; killing its processes");
+    clearTimeout(this.expiryTimers.get(session));
     this.expiryTimers.delete(session);
     this.sessions.delete(session.id);
     session.end();

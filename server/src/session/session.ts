@@ -52,6 +52,8 @@ export class Session {
 
   constructor(
     readonly id: string,
+    /** Who created it (token and address, see daemon.ts): the per-client quotas count it there. */
+    readonly client: string,
     private readonly closedRetentionMs: number,
     readonly metrics: Metrics,
     private readonly log: FastifyBaseLogger,

@@ -90,6 +90,15 @@ export class StdioTransport implements MessageTransport {
     this.output.end(() => this.finish());
   }
 
+  /** The lines of a chunk already read are still delivered; the gate holds them. */
+  pause(): void {
+    if (this.reading) this.input.pause();
+  }
+
+  resume(): void {
+    if (this.reading) this.input.resume();
+  }
+
   onMessage(listener: (data: Buffer) => void): void {
     this.events.on("message", listener);
   }

@@ -43,6 +43,14 @@ export class WebSocketTransport implements MessageTransport {
     this.socket.close(code, reason);
   }
 
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.socket.resume();
+  }
+
   onMessage(listener: (data: Buffer) => void): void {
     this.socket.on("message", (data) => listener(toBuffer(data)));
   }

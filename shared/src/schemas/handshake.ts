@@ -5,6 +5,9 @@ import { EnvironmentInfoSchema } from "./environment.js";
 
 // ---------------------------------------------------------------- initialize
 
+/** More than a session can hold by default (256 processes), few enough that a resume stays cheap. */
+export const CURSORS_MAX_ENTRIES = 16384;
+
 export const InitializeParamsSchema = Type.Object(
   {
     clientName: Type.String({ maxLength: 256 }),
@@ -16,7 +19,7 @@ export const InitializeParamsSchema = Type.Object(
      * client saw; the daemon replays every retained event after it as ordinary
      * notifications (after a `process/gap` if some were evicted), before any
      * live event of that process. */
-    cursors: Opt(Type.Record(ProcessIdSchema, Seq, { additionalProperties: false })),
+    cursors: Opt(Type.Record(ProcessIdSchema, Seq, { additionalProperties: false, maxProperties: CURSORS_MAX_ENTRIES })),
     /** Extension: `process/output` as binary frames (see binary-frame.ts). */
     binaryOutput: Opt(Type.Boolean()),
     /** Extension: credit-based flow control. The daemon sends at most this

@@ -17,11 +17,23 @@ export const OutputStreamSchema = Type.Union([
   Type.Literal("stderr"),
   Type.Literal("pty"),
 ]);
+/**
+ * Bounds that keep one request's cost linear and small (issue #22: 300k
+ * names or a 15 MB pattern list froze the event loop for seconds). Far
+ * above what a real environment has: Linux allows 2 MiB of argv and
+ * environment in all.
+ */
+export const ENV_MAX_ENTRIES = 4096;
+export const ENV_NAME_MAX_LENGTH = 1024;
+export const GLOB_MAX_PATTERNS = 128;
+export const GLOB_MAX_LENGTH = 256;
+
 /** Environment maps: a name without `=` or NUL, a value without NUL. */
-export const EnvMapSchema = Type.Record(Type.String({ pattern: "^[^=\\u0000]+$" }), NoNulString(), {
+export const EnvMapSchema = Type.Record(Type.String({ pattern: `^[^=\\u0000]{1,${ENV_NAME_MAX_LENGTH}}$` }), NoNulString(), {
   additionalProperties: false,
+  maxProperties: ENV_MAX_ENTRIES,
 });
-const GlobList = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }));
+const GlobList = Type.Array(Type.String({ minLength: 1, maxLength: GLOB_MAX_LENGTH }), { maxItems: GLOB_MAX_PATTERNS });
 const TerminalDimension = Type.Integer({ minimum: 1, maximum: 4096 });
 
 // ---------------------------------------------------------------- process/start

@@ -4,6 +4,8 @@ import type { Connection } from "../../rpc/connection.js";
 import type { ProcessContext } from "../context.js";
 
 const MAX_WAIT_MS = 3_600_000;
+/** `{"seq":…,"stream":"stdout","chunk":""}` around each chunk's base64. */
+const CHUNK_OVERHEAD_BYTES = 48;
 
 /**
  * Retained output after `afterSeq`, long-polling up to `waitMs` until there is
@@ -12,37 +14,46 @@ const MAX_WAIT_MS = 3_600_000;
  */
 export async function processRead(
   params: ParamsOf<"process/read">,
-  { session, connection }: ProcessContext,
+  context: ProcessContext,
 ): Promise<ResultOf<"process/read">> {
-  const process = session.get(params.processId);
-  const endLongPoll = (params.waitMs ?? 0) > 0 ? connection.beginLongPoll() : undefined;
+  const process = context.session.get(params.processId);
+  const endLongPoll = (params.waitMs ?? 0) > 0 ? context.connection.beginLongPoll() : undefined;
   try {
-    return await readUntilChange(process, params, connection);
+    return await readUntilChange(process, params, context.connection, context);
   } finally {
     endLongPoll?.();
   }
 }
 
+/** Output bytes whose base64 fits in `replyBytes`. */
+const outputBytesFitting = (replyBytes: number) => Math.floor((replyBytes * 3) / 4);
+
 async function readUntilChange(
   process: ManagedProcess,
   params: ParamsOf<"process/read">,
   connection: Connection,
+  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply">,
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
-  const maxBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
   // Longer waits are cut to an hour: the client simply polls again.
   const deadline = Date.now() + Math.min(params.waitMs ?? 0, MAX_WAIT_MS);
   const abort = connection.closedSignal;
   for (;;) {
+    // A client that does not take its replies gets less (at least one chunk,
+    // as with maxBytes), so repeated reads cannot pile up copies of the output.
+    const maxBytes = Math.min(params.maxBytes ?? Number.POSITIVE_INFINITY, outputBytesFitting(reply.replyRoomBytes()));
     const chunks = process.log.readAfter(afterSeq, maxBytes);
     const gap = process.log.gapAfter(afterSeq, process.exitSeq);
     const last = chunks[chunks.length - 1];
     // Upstream: without maxBytes, the next seq the process will assign
-    // (counting its exit and close); with it, where this read stopped.
-    const nextSeq = params.maxBytes === undefined || params.maxBytes === null || !last ? process.nextSeq : last.seq + 1;
+    // (counting its exit and close); with it, where this read stopped. A read
+    // the reply budget cut short stopped too: the client reads on from there.
+    const cutByBudget = last !== undefined && maxBytes < (params.maxBytes ?? Number.POSITIVE_INFINITY) && process.log.readAfter(last.seq, 0).length > 0;
+    const nextSeq = ((params.maxBytes === undefined || params.maxBytes === null) && !cutByBudget) || !last ? process.nextSeq : last.seq + 1;
     const newTerminalEvent = process.exited && afterSeq < nextSeq - 1;
     const remaining = deadline - Date.now();
     if (chunks.length > 0 || gap || process.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {
+      reply.reserveReply(chunks.reduce((sum, chunk) => sum + Math.ceil(chunk.data.length / 3) * 4 + CHUNK_OVERHEAD_BYTES, 0));
       return {
         chunks: chunks.map((chunk) => ({ seq: chunk.seq, stream: chunk.stream, chunk: chunk.data.toString("base64") })),
         nextSeq,

@@ -2,6 +2,7 @@ import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { SpawnError, type SpawnSpec } from "../../process/child.js";
 import { resolveCwd } from "../../process/cwd.js";
 import { buildChildEnv } from "../../process/env-policy.js";
+import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
 import { spawnPipe } from "../../process/spawn-pipe.js";
@@ -35,6 +36,7 @@ export async function processStart(
       if (!os) throw internalError(`failed to start ${program}: ${error.message}`);
       throw internalError(error.subject ? `${os}: ${error.subject}` : os);
     }
+    if (error instanceof GlobBudgetExceeded) throw limitExceeded("envPolicyGlobSteps", error.message);
     throw error;
   }
 }

@@ -1,0 +1,199 @@
+/**
+ * Section 8: what each attack from issue #22 costs everyone else. For each
+ * one, against a daemon with a token: the daemon's worst event-loop delay
+ * while it ran (nodejs_eventloop_lag_max_seconds, reset just before), the
+ * longest a bystander's echo through `cat` took meanwhile, and the daemon's
+ * peak RSS growth. test/adversarial.test.ts checks that the daemon survives
+ * them; this says how much they hurt.
+ */
+import { connect, type ProcessHandle } from "@execmux/client";
+import WebSocket from "ws";
+import type { DaemonProcess } from "./daemon-process.js";
+
+const MiB = 1024 * 1024;
+
+export interface AttackResult {
+  readonly attack: string;
+  readonly eventLoopMaxMs: number;
+  readonly bystanderEchoMaxMs: number;
+  readonly rssGrowthMiB: number;
+}
+
+/** A raw protocol client that sends exactly what it is told (and can stop reading, like a stalled one). */
+async function rawClient(url: string, token: string) {
+  const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  const waiters = new Map<number | string, (message: { result?: unknown; error?: unknown }) => void>();
+  socket.on("message", (data, isBinary) => {
+    if (isBinary) return;
+    const message = JSON.parse(data.toString()) as { id?: number | string; result?: unknown; error?: unknown };
+    if (message.id !== undefined) waiters.get(message.id)?.(message);
+  });
+  let nextId = 1;
+  const request = (method: string, params: unknown) =>
+    new Promise<{ result?: any; error?: unknown }>((resolve) => {
+      const id = nextId++;
+      waiters.set(id, resolve);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  await request("initialize", { clientName: "bench-attacker" });
+  socket.send(JSON.stringify({ method: "initialized" }));
+  const tcp = (socket as unknown as { _socket: { pause(): void } })._socket;
+  return { socket, request, stopReading: () => tcp.pause(), close: () => socket.terminate() };
+}
+
+/** Echo round trips through `cat`, one after another, until stopped; the longest one, in ms. */
+function echoWhile(handle: ProcessHandle) {
+  let running = true;
+  let longest = 0;
+  const done = (async () => {
+    while (running) {
+      const sent = performance.now();
+      const echoed = new Promise<void>((resolve) => {
+        const off = handle.onOutput(() => {
+          off();
+          resolve();
+        });
+      });
+      await handle.write("x");
+      await echoed;
+      longest = Math.max(longest, performance.now() - sent);
+    }
+  })();
+  return async () => {
+    running = false;
+    await done;
+    return longest;
+  };
+}
+
+const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+const startParams = (processId: string, envPolicy: unknown, env: Record<string, string> = {}) => ({ processId, argv: ["true"], cwd: "/", env, envPolicy });
+
+/** Each attack: runs it against the daemon and resolves once the daemon has dealt with it. */
+function attacks(url: string, token: string): [string, () => Promise<void>][] {
+  return [
+    [
+      "400 x process/read of 1 MiB, replies never read",
+      async () => {
+        const attacker = await rawClient(url, token);
+        await attacker.request("process/start", { processId: "big", argv: ["head", "-c", String(MiB), "/dev/zero"], cwd: "/", env: {} });
+        let read = await attacker.request("process/read", { processId: "big", afterSeq: 0, waitMs: 10_000 });
+        while (!read.result.closed) read = await attacker.request("process/read", { processId: "big", afterSeq: 0, waitMs: 10_000 });
+        attacker.stopReading();
+        for (let index = 0; index < 400; index++) attacker.socket.send(JSON.stringify({ id: 10_000 + index, method: "process/read", params: { processId: "big", afterSeq: 0 } }));
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        attacker.close();
+      },
+    ],
+    [
+      "212-byte and 256-byte backtracking includeOnly globs",
+      async () => {
+        const attacker = await rawClient(url, token);
+        for (const stars of [106, 128]) await attacker.request("process/start", startParams(`g${stars}`, { inherit: "all", includeOnly: ["*a".repeat(stars)] }, { ["a".repeat(300) + "b"]: "1" }));
+        attacker.close();
+      },
+    ],
+    [
+      "glob work up to the per-request budget (refused)",
+      async () => {
+        const attacker = await rawClient(url, token);
+        const set = Object.fromEntries(Array.from({ length: 4000 }, (_, index) => [`${"A".repeat(1000)}${index}`, "v"]));
+        await attacker.request("process/start", startParams("budget", { inherit: "none", set, includeOnly: Array.from({ length: 128 }, () => `*${"?".repeat(250)}b`) }));
+        attacker.close();
+      },
+    ],
+    [
+      "15 MB exclude list, 100k env names, 200k cursors (refused)",
+      async () => {
+        const attacker = await rawClient(url, token);
+        await attacker.request("process/start", startParams("x", { inherit: "all", exclude: Array.from({ length: 15_000 }, (_, index) => `P_${index}_*`.padEnd(1000, "x")) }));
+        await attacker.request("process/start", startParams("y", null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))));
+        attacker.close();
+        const resumer = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+        await new Promise((resolve) => resumer.once("open", resolve));
+        const answered = new Promise((resolve) => resumer.once("message", resolve));
+        const cursors = Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`p${index}`, 0]));
+        resumer.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors } }));
+        await answered;
+        resumer.terminate();
+      },
+    ],
+    [
+      "frames nested 5,000 deep (jsonrpc, params, id)",
+      async () => {
+        const attacker = await rawClient(url, token);
+        for (let index = 0; index < 100; index++) {
+          attacker.socket.send(`{"jsonrpc":${nested(5000)},"id":1,"method":"environment/info"}`);
+          attacker.socket.send(`{"id":2,"method":"process/start","params":${nested(5000)}}`);
+        }
+        await attacker.request("process/list", {});
+        attacker.close();
+      },
+    ],
+    [
+      "100,000 malformed frames and 100,000 acks",
+      async () => {
+        const attacker = await rawClient(url, token);
+        for (let index = 0; index < 100_000; index++) attacker.socket.send("x");
+        for (let index = 0; index < 100_000; index++) attacker.socket.send('{"method":"process/ack","params":{"processId":"none","bytes":1}}');
+        await attacker.request("process/list", {});
+        attacker.close();
+      },
+    ],
+    [
+      "2,000 handshakes with a wrong token",
+      async () => {
+        for (let batch = 0; batch < 40; batch++) {
+          await Promise.all(
+            Array.from({ length: 50 }, () =>
+              new Promise<void>((resolve) => {
+                const socket = new WebSocket(url, { headers: { authorization: "Bearer wrong" } });
+                socket.once("unexpected-response", () => {
+                  socket.terminate();
+                  resolve();
+                });
+                socket.once("error", () => resolve());
+              }),
+            ),
+          );
+        }
+      },
+    ],
+    [
+      "session churn past the per-client quota (300 sessions)",
+      async () => {
+        for (let batch = 0; batch < 10; batch++) {
+          const clients = await Promise.all(Array.from({ length: 30 }, () => rawClient(url, token).catch(() => undefined)));
+          for (const client of clients) client?.close();
+        }
+      },
+    ],
+  ];
+}
+
+export async function adversarial(daemon: DaemonProcess, token: string): Promise<AttackResult[]> {
+  const bystander = await connect(daemon.url, { token, reconnect: false });
+  const cat = await bystander.start({ argv: ["cat"], pipeStdin: true });
+  const results: AttackResult[] = [];
+  for (const [attack, run] of attacks(daemon.url, token)) {
+    console.error(`bench: 8. attack: ${attack}...`);
+    await daemon.metric("nodejs_eventloop_lag_max_seconds"); // a scrape resets the lag histogram
+    const rssBefore = daemon.rss();
+    let peakRss = rssBefore;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, daemon.rss())), 50);
+    const stopEcho = echoWhile(cat);
+    await run();
+    const bystanderEchoMaxMs = await stopEcho();
+    clearInterval(sampler);
+    peakRss = Math.max(peakRss, daemon.rss());
+    const eventLoopMaxMs = (await daemon.metric("nodejs_eventloop_lag_max_seconds")) * 1000;
+    if (daemon.child.exitCode !== null) throw new Error(`the daemon died during: ${attack}`);
+    results.push({ attack, eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
+  }
+  bystander.close();
+  return results;
+}

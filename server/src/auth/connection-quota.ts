@@ -1,0 +1,30 @@
+/**
+ * Open connections per client (its token and address, see daemon.ts), so
+ * one client cannot hold every socket the daemon can afford: each one may
+ * keep up to --reply-queue-bytes of replies in memory. Checked before the
+ * upgrade (HTTP 429), counted once the WebSocket is open; handshakes racing
+ * each other can pass the check together, so the bound is approximate by
+ * the handshakes in flight at one moment.
+ */
+export class ConnectionQuota {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly perClient: number) {}
+
+  allows(client: string): boolean {
+    return (this.open.get(client) ?? 0) < this.perClient;
+  }
+
+  /** Counts a connection; call the result when it closes. */
+  opened(client: string): () => void {
+    this.open.set(client, (this.open.get(client) ?? 0) + 1);
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      const left = (this.open.get(client) ?? 1) - 1;
+      if (left === 0) this.open.delete(client);
+      else this.open.set(client, left);
+    };
+  }
+}
