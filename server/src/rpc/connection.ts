@@ -89,8 +89,8 @@ export class Connection implements SessionSink {
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
     this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
     // Whatever a frame does, its failure ends this connection, never the daemon.
-    this.inbound = new InboundGate(socket, this.replyBudget, (data) => this.guarded(() => this.onFrame(data)), () =>
-      deps.metrics.readPauses.inc(),
+    this.inbound = new InboundGate(socket, this.replyBudget, this.rateLimiter, (data) => this.guarded(() => this.onFrame(data)), (reason) =>
+      deps.metrics.readPauses.inc({ reason }),
     );
     this.outbound.onProgress = () => this.inbound.recheck();
     this.handshakeTimer = setTimeout(() => {
@@ -267,14 +267,8 @@ export class Connection implements SessionSink {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     const text = bytes.toString("utf8");
     const message = parseFrame(text);
-    // Every frame costs a token, whatever it is: a flood of garbage or of
-    // notifications is limited like one of requests.
-    const withinRate = this.rateLimiter.take();
-    if (!withinRate) this.deps.metrics.framesOverRate.inc({ kind: message.kind });
     switch (message.kind) {
       case "malformed": {
-        // Past the rate, garbage gets no answer: each would cost a reply.
-        if (!withinRate) return;
         // Upstream's words and id -1; the connection stays open.
         const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
         const kind = this.peer.transport === "websocket" ? "websocket " : "";
@@ -286,16 +280,9 @@ export class Connection implements SessionSink {
       case "response":
         return;
       case "notification":
-        // Even past the rate: an acknowledgement dropped would stall its process for good.
         this.onNotification(message.method, message.params);
         return;
       case "request":
-        if (!withinRate) {
-          const error = limitExceeded("maxRequestsPerSecond", `more than ${this.deps.config.maxRequestsPerSecond} requests per second on this connection`);
-          this.deps.metrics.errors.inc({ code: String(error.code) });
-          this.send(encodeError(message.id, error.toBody(), message.jsonrpc));
-          return;
-        }
         this.onRequest(message.id, message.method, message.params, message.jsonrpc).catch((error: unknown) => this.fail(error));
         return;
     }
