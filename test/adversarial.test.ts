@@ -264,15 +264,18 @@ describe("requests whose cost is out of proportion to their size", () => {
     );
     expect(costly.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "envPolicyGlobSteps" } });
 
-    // 15 MB of exclude patterns, 200k cursors, 100k environment names: refused by the schema.
+    // 15 MB of exclude patterns, 5,000 environment names: refused by the schema before any work.
     const manyPatterns = await client.request("process/start", startParams({ inherit: "all", exclude: Array.from({ length: 15_000 }, (_, index) => `PATTERN_${index}_*`.padEnd(1000, "x")) }));
     expect(manyPatterns.error?.code).toBe(ErrorCode.InvalidParams);
-    const manyNames = await client.request("process/start", startParams(null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))));
+    const manyNames = await client.request("process/start", startParams(null, Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`N${index}`, "v"]))));
     expect(manyNames.error?.code).toBe(ErrorCode.InvalidParams);
-    const resumer = await WireClient.connect(daemon.url);
+    // 100k names or 200k cursors: refused before JSON.parse builds them (an object wider than 16,384 members).
+    const wide = await WireClient.connect(daemon.url);
+    wide.send({ id: 1, method: "process/start", params: startParams(null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))) });
     const cursors = Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`p${index}`, 0]));
-    const manyCursors = await resumer.request("initialize", { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors });
-    expect(manyCursors.error?.code).toBe(ErrorCode.InvalidParams);
+    wide.send({ id: 2, method: "initialize", params: { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors } });
+    await vi.waitFor(() => expect(wide.messages.filter((message) => message.id === -1)).toHaveLength(2), { timeout: 10_000 });
+    for (const refused of wide.messages) expect(refused.error?.message).toMatch(/a JSON object has more than 16384 members$/);
 
     await expectStillServing(daemon, bystander);
     bystander.close();
