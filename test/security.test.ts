@@ -167,14 +167,15 @@ describe("limits", () => {
     two.close();
   });
 
-  it("limits request rate and concurrent long-polls per connection", async () => {
+  it("limits request rate (by reading no faster) and concurrent long-polls per connection", async () => {
     const daemon = await startTestDaemon({ maxRequestsPerSecond: 20, maxLongPolls: 2 });
     const client = await WireClient.ready(daemon.url);
     await client.call("process/start", { processId: "c", argv: ["cat"], cwd: "/", env: {}, pipeStdin: true });
+    // Past the burst (40) the socket is read at 20 frames a second: every request is answered, later.
     const replies = await Promise.all(Array.from({ length: 60 }, () => client.request("process/list", {})));
-    const limited = replies.filter((reply) => reply.error?.code === ErrorCode.LimitExceeded);
-    expect(limited.length).toBeGreaterThan(0);
-    expect(limited[0]!.error?.data).toEqual({ limit: "maxRequestsPerSecond" });
+    expect(replies.every((reply) => Array.isArray(reply.result?.processes))).toBe(true);
+    const pauses = await daemon.metrics.readPauses.get();
+    expect(pauses.values.find((sample) => sample.labels.reason === "rate")?.value).toBeGreaterThan(0);
 
     const other = await WireClient.ready(daemon.url);
     await other.call("process/start", { processId: "c", argv: ["cat"], cwd: "/", env: {}, pipeStdin: true });

@@ -181,7 +181,7 @@ export const ConfigSchema = Type.Object(
       default: 20000,
       minimum: 1,
       description:
-        "Frames per second per connection, bursts up to twice this. Every frame counts; past it requests get -32011, malformed frames no answer, and notifications still apply.",
+        "Frames per second per connection, bursts up to twice this. Every frame counts (requests, notifications, malformed ones); a client sending faster is not read until it is within the rate again: slowed, not refused.",
     }),
     maxLongPolls: Type.Integer({ default: 64, minimum: 1, description: "Concurrent waiting process/read calls per connection." }),
     maxHttpRequests: Type.Integer({

@@ -57,13 +57,8 @@ export class Metrics {
   });
   readonly readPauses = new Counter({
     name: "execmux_read_pauses_total",
-    help: "Times the daemon stopped reading a connection's requests because the client was not taking its replies.",
-    registers: [this.registry],
-  });
-  readonly framesOverRate = new Counter({
-    name: "execmux_frames_over_rate_total",
-    help: "Frames past --max-requests-per-second, by kind: requests were refused, malformed frames dropped, notifications still applied.",
-    labelNames: ["kind"] as const,
+    help: "Times the daemon stopped reading a connection, by reason: replies (the client is not taking them), rate (--max-requests-per-second), turn (its share of an event-loop turn is used up).",
+    labelNames: ["reason"] as const,
     registers: [this.registry],
   });
   readonly requestDuration = new Histogram({

@@ -93,8 +93,8 @@ export class Connection implements SessionSink {
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
     this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
     // Whatever a frame does, its failure ends this connection, never the daemon.
-    this.inbound = new InboundGate(socket, this.replyBudget, (data) => this.guarded(() => this.onFrame(data)), () =>
-      deps.metrics.readPauses.inc(),
+    this.inbound = new InboundGate(socket, this.replyBudget, this.rateLimiter, (data) => this.guarded(() => this.onFrame(data)), (reason) =>
+      deps.metrics.readPauses.inc({ reason }),
     );
     this.outbound.onProgress = () => this.inbound.recheck();
     this.handshakeTimer = setTimeout(() => {
@@ -272,15 +272,10 @@ export class Connection implements SessionSink {
 
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
+    // The inbound gate already took this frame's rate token (every frame counts).
     const message = parseFrame(data.toString("utf8"));
-    // Every frame costs a token, whatever it is: a flood of garbage or of
-    // notifications is limited like one of requests.
-    const withinRate = this.rateLimiter.take();
-    if (!withinRate) this.deps.metrics.framesOverRate.inc({ kind: message.kind });
     switch (message.kind) {
       case "malformed":
-        // Past the rate, garbage gets no answer: each would cost a reply.
-        if (!withinRate) return;
         // The connection stays open, as upstream's does.
         this.sendParseError(message.detail);
         return;
@@ -290,16 +285,9 @@ export class Connection implements SessionSink {
         this.closeWith(1008, "unexpected response");
         return;
       case "notification":
-        // Even past the rate: an acknowledgement dropped would stall its process for good.
         this.onNotification(message.method, message.params);
         return;
       case "request":
-        if (!withinRate) {
-          const error = limitExceeded("maxRequestsPerSecond", `more than ${this.deps.config.maxRequestsPerSecond} requests per second on this connection`);
-          this.deps.metrics.errors.inc({ code: String(error.code) });
-          this.send(encodeError(message.id, error.toBody(), message.jsonrpc));
-          return;
-        }
         this.onRequest(message.id, message.method, message.params, message.jsonrpc).catch((error: unknown) => this.fail(error));
         return;
     }

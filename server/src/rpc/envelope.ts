@@ -11,6 +11,7 @@ import {
   type RpcErrorBody,
 } from "@execmux/shared";
 import { frameAround } from "../process/output-buffers.js";
+import { MAX_DEPTH, MAX_VALUES, shapeViolation } from "./json-shape.js";
 
 export type Incoming =
   | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
@@ -20,16 +21,14 @@ export type Incoming =
   /** Not a JSON-RPC message at all; the connection words upstream's reply (id -1). */
   | { kind: "malformed"; detail: string };
 
-/** Upstream's decoding limits: serde_json's nesting limit and exec-server's value count. */
-const MAX_DEPTH = 128;
-const MAX_VALUES = 256 * 1024;
 
 const isRequestId = (value: unknown): value is RequestId =>
   (typeof value === "number" && Number.isFinite(value)) || typeof value === "string";
 
 /**
  * Walks a parsed message without recursion and says what breaks upstream's
- * limits. Later code (a JSON.stringify of a member for an error message, a
+ * limits (json-shape.ts counted them in the text already; this is the
+ * check on what was actually built). Later code (a JSON.stringify of a member for an error message, a
  * schema check) recurses, and a frame of ten thousand `[` would otherwise
  * overflow its stack.
  */
@@ -47,6 +46,9 @@ function exceedsLimits(root: unknown): string | undefined {
 }
 
 export function parseFrame(text: string): Incoming {
+  // Refused before JSON.parse builds it: building is what costs.
+  const tooCostly = shapeViolation(text);
+  if (tooCostly) return { kind: "malformed", detail: tooCostly };
   let value: unknown;
   try {
     value = JSON.parse(text);
