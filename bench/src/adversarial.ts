@@ -9,6 +9,7 @@
 import { connect, type ProcessHandle } from "@execmux/client";
 import WebSocket from "ws";
 import type { DaemonProcess } from "./daemon-process.js";
+import { echoOnce } from "./scenarios.js";
 
 const MiB = 1024 * 1024;
 
@@ -51,16 +52,7 @@ function echoWhile(handle: ProcessHandle) {
   let longest = 0;
   const done = (async () => {
     while (running) {
-      const sent = performance.now();
-      const echoed = new Promise<void>((resolve) => {
-        const off = handle.onOutput(() => {
-          off();
-          resolve();
-        });
-      });
-      await handle.write("x");
-      await echoed;
-      longest = Math.max(longest, performance.now() - sent);
+      longest = Math.max(longest, await echoOnce(handle));
     }
   })();
   return async () => {

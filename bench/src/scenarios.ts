@@ -22,20 +22,26 @@ export async function sdkThroughput(url: string, argv: string[], options: { tty:
   }
 }
 
-/** One byte written, the same byte seen back; round-trip times in ms (after a warm-up). */
+/** One byte written, the same byte seen back: the round trip in ms. */
+export async function echoOnce(handle: ProcessHandle): Promise<number> {
+  const sent = performance.now();
+  const echoed = new Promise<void>((resolve) => {
+    const off = handle.onOutput(() => {
+      off();
+      resolve();
+    });
+  });
+  await handle.write("x");
+  await echoed;
+  return performance.now() - sent;
+}
+
+/** Round-trip times in ms, after a warm-up. */
 async function echoRoundTrips(handle: ProcessHandle, roundTrips: number): Promise<number[]> {
   const samples: number[] = [];
   for (let trip = 0; trip < ECHO_WARM_UP_TRIPS + roundTrips; trip++) {
-    const sent = performance.now();
-    const echoed = new Promise<void>((resolve) => {
-      const off = handle.onOutput(() => {
-        off();
-        resolve();
-      });
-    });
-    await handle.write("x");
-    await echoed;
-    if (trip >= ECHO_WARM_UP_TRIPS) samples.push(performance.now() - sent);
+    const roundTrip = await echoOnce(handle);
+    if (trip >= ECHO_WARM_UP_TRIPS) samples.push(roundTrip);
   }
   return samples;
 }
