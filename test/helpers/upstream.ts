@@ -50,18 +50,23 @@ export async function startUpstreamExecServer(extraArgs: string[] = []): Promise
  */
 export async function launchUpstreamExecServer(extraArgs: string[] = []): Promise<UpstreamServer> {
   const binary = upstreamCodex();
-  // Not under /tmp: upstream refuses to put its helper aliases (codex-linux-sandbox, which
-  // bwrap execs) under a temporary directory, and sandboxed processes would then fail to start.
-  const home = mkdtempSync(join(dirname(upstreamDir as string), "upstream-home-"));
+  // Upstream refuses to put its helper aliases (codex-linux-sandbox, which bwrap
+  // execs) under its temporary directory, and sandboxed processes then fail to
+  // start. So its TMPDIR is a sibling of its HOME: wherever the checkout is
+  // (a CI clone may itself be under /tmp), HOME is never inside TMPDIR.
+  const root = mkdtempSync(join(dirname(upstreamDir as string), "upstream-scratch-"));
+  const home = join(root, "home");
+  const temporary = join(root, "tmp");
   mkdirSync(join(home, ".codex"), { recursive: true });
+  mkdirSync(temporary);
   const child = spawn(binary, ["exec-server", "--listen", "ws://127.0.0.1:0", ...extraArgs], {
     cwd: home,
-    env: { ...process.env, HOME: home, CODEX_HOME: join(home, ".codex") },
+    env: { ...process.env, HOME: home, CODEX_HOME: join(home, ".codex"), TMPDIR: temporary },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    rmSync(home, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
   };
   let stderr = "";
   child.stderr!.on("data", (data: Buffer) => (stderr += data.toString()));
