@@ -11,7 +11,7 @@ import {
   type RpcErrorBody,
 } from "@execmux/shared";
 import { frameAround } from "../process/output-buffers.js";
-import { MAX_DEPTH, MAX_VALUES, shapeViolation } from "./json-shape.js";
+import { shapeViolation } from "./json-shape.js";
 
 export type Incoming =
   | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
@@ -25,28 +25,11 @@ export type Incoming =
 const isRequestId = (value: unknown): value is RequestId =>
   (typeof value === "number" && Number.isFinite(value)) || typeof value === "string";
 
-/**
- * Walks a parsed message without recursion and says what breaks upstream's
- * limits (json-shape.ts counted them in the text already; this is the
- * check on what was actually built). Later code (a JSON.stringify of a member for an error message, a
- * schema check) recurses, and a frame of ten thousand `[` would otherwise
- * overflow its stack.
- */
-function exceedsLimits(root: unknown): string | undefined {
-  const stack: [unknown, number][] = [[root, 1]];
-  let values = 0;
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (++values > MAX_VALUES) return `JSON-RPC message exceeds the limit of ${MAX_VALUES} JSON values`;
-    if (typeof value !== "object" || value === null) continue;
-    if (depth > MAX_DEPTH) return "recursion limit exceeded";
-    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push([child, depth + 1]);
-  }
-  return undefined;
-}
-
 export function parseFrame(text: string): Incoming {
-  // Refused before JSON.parse builds it: building is what costs.
+  // Refused before JSON.parse builds it: building is what costs, and the
+  // counts are exact for any text JSON.parse accepts, so nothing built here
+  // nests deeper than 128 (later code that recurses, a schema check or a
+  // JSON.stringify, cannot overflow its stack).
   const tooCostly = shapeViolation(text);
   if (tooCostly) return { kind: "malformed", detail: tooCostly };
   let value: unknown;
@@ -58,8 +41,6 @@ export function parseFrame(text: string): Incoming {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { kind: "malformed", detail: "expected a JSON-RPC object" };
   }
-  const tooLarge = exceedsLimits(value);
-  if (tooLarge) return { kind: "malformed", detail: tooLarge };
   const message = value as Record<string, unknown>;
   // Upstream ignores the member; a client that sends it gets replies with it.
   const jsonrpc = message.jsonrpc === "2.0";
