@@ -11,9 +11,21 @@ import WebSocket from "ws";
 import type { DaemonProcess } from "./daemon-process.js";
 
 const MiB = 1024 * 1024;
+/** An attack that takes longer than this is reported as failed, not waited for. */
+const ATTACK_TIMEOUT_MS = 60_000;
+
+function withTimeout(work: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not finish in ${ATTACK_TIMEOUT_MS / 1000} s`)), ATTACK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
 
 export interface AttackResult {
   readonly attack: string;
+  /** Why the attack's measurement failed (it did not finish in ATTACK_TIMEOUT_MS, or the daemon died). */
+  readonly failed?: string;
   readonly eventLoopMaxMs: number;
   readonly bystanderEchoMaxMs: number;
   readonly rssGrowthMiB: number;
@@ -65,8 +77,10 @@ function echoWhile(handle: ProcessHandle) {
   })();
   return async () => {
     running = false;
-    await done;
-    return longest;
+    // An echo that never comes back (a dead daemon) counts as the time waited for it.
+    const started = performance.now();
+    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, ATTACK_TIMEOUT_MS).unref())]);
+    return Math.max(longest, performance.now() - started);
   };
 }
 
@@ -111,15 +125,18 @@ function attacks(url: string, token: string): [string, () => Promise<void>][] {
       async () => {
         const attacker = await rawClient(url, token);
         await attacker.request("process/start", startParams("x", { inherit: "all", exclude: Array.from({ length: 15_000 }, (_, index) => `P_${index}_*`.padEnd(1000, "x")) }));
-        await attacker.request("process/start", startParams("y", null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))));
-        attacker.close();
-        const resumer = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-        await new Promise((resolve) => resumer.once("open", resolve));
-        const answered = new Promise((resolve) => resumer.once("message", resolve));
+        // Objects this wide are refused before parsing, as malformed (id -1).
+        const refused = new Promise<void>((resolve) => {
+          let count = 0;
+          attacker.socket.on("message", (data) => {
+            if ((JSON.parse(data.toString()) as { id?: unknown }).id === -1 && ++count === 2) resolve();
+          });
+        });
+        attacker.socket.send(JSON.stringify({ id: "names", method: "process/start", params: startParams("y", null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))) }));
         const cursors = Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`p${index}`, 0]));
-        resumer.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors } }));
-        await answered;
-        resumer.terminate();
+        attacker.socket.send(JSON.stringify({ id: "cursors", method: "initialize", params: { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors } }));
+        await refused;
+        attacker.close();
       },
     ],
     [
@@ -186,13 +203,19 @@ export async function adversarial(daemon: DaemonProcess, token: string): Promise
     let peakRss = rssBefore;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, daemon.rss())), 50);
     const stopEcho = echoWhile(cat);
-    await run();
+    const failed = await withTimeout(run()).then(
+      () => undefined,
+      (error: unknown) => (error as Error).message,
+    );
     const bystanderEchoMaxMs = await stopEcho();
     clearInterval(sampler);
     peakRss = Math.max(peakRss, daemon.rss());
     const eventLoopMaxMs = (await daemon.metric("nodejs_eventloop_lag_max_seconds")) * 1000;
-    if (daemon.child.exitCode !== null) throw new Error(`the daemon died during: ${attack}`);
-    results.push({ attack, eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
+    if (daemon.child.exitCode !== null) {
+      results.push({ attack, failed: "the daemon died", eventLoopMaxMs: NaN, bystanderEchoMaxMs: NaN, rssGrowthMiB: NaN });
+      break;
+    }
+    results.push({ attack, ...(failed ? { failed } : {}), eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
   }
   bystander.close();
   return results;
