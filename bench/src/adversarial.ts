@@ -6,7 +6,8 @@
  * peak RSS growth. test/adversarial.test.ts checks that the daemon survives
  * them; this says how much they hurt.
  */
-import { connect, type ProcessHandle } from "@execmux/client";
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import type { DaemonProcess } from "./daemon-process.js";
 
@@ -57,31 +58,43 @@ async function rawClient(url: string, token: string) {
   return { socket, request, stopReading: () => tcp.pause(), close: () => socket.terminate() };
 }
 
-/** Echo round trips through `cat`, one after another, until stopped; the longest one, in ms. */
-function echoWhile(handle: ProcessHandle) {
-  let running = true;
-  let longest = 0;
-  const done = (async () => {
-    while (running) {
-      const sent = performance.now();
-      const echoed = new Promise<void>((resolve) => {
-        const off = handle.onOutput(() => {
-          off();
-          resolve();
-        });
-      });
-      await handle.write("x");
-      await echoed;
-      longest = Math.max(longest, performance.now() - sent);
-    }
-  })();
-  return async () => {
-    running = false;
-    // An echo that never comes back (a dead daemon) counts as the time waited for it.
-    const started = performance.now();
-    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, ATTACK_TIMEOUT_MS).unref())]);
-    return Math.max(longest, performance.now() - started);
-  };
+/** The bystander process (bystander.ts): echoes through `cat` while an attack runs. */
+class Bystander {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(url: string, token: string): Promise<Bystander> {
+    const child = fork(fileURLToPath(new URL("./bystander.js", import.meta.url)), { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const bystander = new Bystander(child);
+    await bystander.ask({ kind: "connect", url, token }, "ready");
+    return bystander;
+  }
+
+  measure(): void {
+    this.child.send({ kind: "measure" });
+  }
+
+  /** The longest echo since measure(); one that never comes back (a dead daemon) counts as ATTACK_TIMEOUT_MS. */
+  async stop(): Promise<number> {
+    const answer = this.ask({ kind: "stop" }, "longest") as Promise<{ ms: number }>;
+    const timeout = new Promise<{ ms: number }>((resolve) => setTimeout(() => resolve({ ms: ATTACK_TIMEOUT_MS }), ATTACK_TIMEOUT_MS).unref());
+    return (await Promise.race([answer, timeout])).ms;
+  }
+
+  exit(): void {
+    this.child.send({ kind: "exit" });
+  }
+
+  private ask(command: unknown, answerKind: string): Promise<unknown> {
+    return new Promise((resolve) => {
+      const onMessage = (message: { kind: string }) => {
+        if (message.kind !== answerKind) return;
+        this.child.off("message", onMessage);
+        resolve(message);
+      };
+      this.child.on("message", onMessage);
+      this.child.send(command as object);
+    });
+  }
 }
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
@@ -193,8 +206,7 @@ function attacks(url: string, token: string): [string, () => Promise<void>][] {
 }
 
 export async function adversarial(daemon: DaemonProcess, token: string): Promise<AttackResult[]> {
-  const bystander = await connect(daemon.url, { token, reconnect: false });
-  const cat = await bystander.start({ argv: ["cat"], pipeStdin: true });
+  const bystander = await Bystander.start(daemon.url, token);
   const results: AttackResult[] = [];
   for (const [attack, run] of attacks(daemon.url, token)) {
     console.error(`bench: 8. attack: ${attack}...`);
@@ -202,12 +214,12 @@ export async function adversarial(daemon: DaemonProcess, token: string): Promise
     const rssBefore = daemon.rss();
     let peakRss = rssBefore;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, daemon.rss())), 50);
-    const stopEcho = echoWhile(cat);
+    bystander.measure();
     const failed = await withTimeout(run()).then(
       () => undefined,
       (error: unknown) => (error as Error).message,
     );
-    const bystanderEchoMaxMs = await stopEcho();
+    const bystanderEchoMaxMs = await bystander.stop();
     clearInterval(sampler);
     peakRss = Math.max(peakRss, daemon.rss());
     const eventLoopMaxMs = (await daemon.metric("nodejs_eventloop_lag_max_seconds")) * 1000;
@@ -217,6 +229,6 @@ export async function adversarial(daemon: DaemonProcess, token: string): Promise
     }
     results.push({ attack, ...(failed ? { failed } : {}), eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
   }
-  bystander.close();
+  bystander.exit();
   return results;
 }
