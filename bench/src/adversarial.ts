@@ -6,15 +6,27 @@
  * peak RSS growth. test/adversarial.test.ts checks that the daemon survives
  * them; this says how much they hurt.
  */
-import { connect, type ProcessHandle } from "@execmux/client";
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import type { DaemonProcess } from "./daemon-process.js";
-import { echoOnce } from "./scenarios.js";
 
 const MiB = 1024 * 1024;
+/** An attack that takes longer than this is reported as failed, not waited for. */
+const ATTACK_TIMEOUT_MS = 60_000;
+
+function withTimeout(work: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not finish in ${ATTACK_TIMEOUT_MS / 1000} s`)), ATTACK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
 
 export interface AttackResult {
   readonly attack: string;
+  /** Why the attack's measurement failed (it did not finish in ATTACK_TIMEOUT_MS, or the daemon died). */
+  readonly failed?: string;
   readonly eventLoopMaxMs: number;
   readonly bystanderEchoMaxMs: number;
   readonly rssGrowthMiB: number;
@@ -46,20 +58,43 @@ async function rawClient(url: string, token: string) {
   return { socket, request, stopReading: () => tcp.pause(), close: () => socket.terminate() };
 }
 
-/** Echo round trips through `cat`, one after another, until stopped; the longest one, in ms. */
-function echoWhile(handle: ProcessHandle) {
-  let running = true;
-  let longest = 0;
-  const done = (async () => {
-    while (running) {
-      longest = Math.max(longest, await echoOnce(handle));
-    }
-  })();
-  return async () => {
-    running = false;
-    await done;
-    return longest;
-  };
+/** The bystander process (bystander.ts): echoes through `cat` while an attack runs. */
+class Bystander {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(url: string, token: string): Promise<Bystander> {
+    const child = fork(fileURLToPath(new URL("./bystander.js", import.meta.url)), { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const bystander = new Bystander(child);
+    await bystander.ask({ kind: "connect", url, token }, "ready");
+    return bystander;
+  }
+
+  measure(): void {
+    this.child.send({ kind: "measure" });
+  }
+
+  /** The longest echo since measure(); one that never comes back (a dead daemon) counts as ATTACK_TIMEOUT_MS. */
+  async stop(): Promise<number> {
+    const answer = this.ask({ kind: "stop" }, "longest") as Promise<{ ms: number }>;
+    const timeout = new Promise<{ ms: number }>((resolve) => setTimeout(() => resolve({ ms: ATTACK_TIMEOUT_MS }), ATTACK_TIMEOUT_MS).unref());
+    return (await Promise.race([answer, timeout])).ms;
+  }
+
+  exit(): void {
+    this.child.send({ kind: "exit" });
+  }
+
+  private ask(command: unknown, answerKind: string): Promise<unknown> {
+    return new Promise((resolve) => {
+      const onMessage = (message: { kind: string }) => {
+        if (message.kind !== answerKind) return;
+        this.child.off("message", onMessage);
+        resolve(message);
+      };
+      this.child.on("message", onMessage);
+      this.child.send(command as object);
+    });
+  }
 }
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
@@ -103,15 +138,18 @@ function attacks(url: string, token: string): [string, () => Promise<void>][] {
       async () => {
         const attacker = await rawClient(url, token);
         await attacker.request("process/start", startParams("x", { inherit: "all", exclude: Array.from({ length: 15_000 }, (_, index) => `P_${index}_*`.padEnd(1000, "x")) }));
-        await attacker.request("process/start", startParams("y", null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))));
-        attacker.close();
-        const resumer = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-        await new Promise((resolve) => resumer.once("open", resolve));
-        const answered = new Promise((resolve) => resumer.once("message", resolve));
+        // Objects this wide are refused before parsing, as malformed (id -1).
+        const refused = new Promise<void>((resolve) => {
+          let count = 0;
+          attacker.socket.on("message", (data) => {
+            if ((JSON.parse(data.toString()) as { id?: unknown }).id === -1 && ++count === 2) resolve();
+          });
+        });
+        attacker.socket.send(JSON.stringify({ id: "names", method: "process/start", params: startParams("y", null, Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`N${index}`, "v"]))) }));
         const cursors = Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`p${index}`, 0]));
-        resumer.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors } }));
-        await answered;
-        resumer.terminate();
+        attacker.socket.send(JSON.stringify({ id: "cursors", method: "initialize", params: { clientName: "x", resumeSessionId: "00000000-0000-0000-0000-000000000000", cursors } }));
+        await refused;
+        attacker.close();
       },
     ],
     [
@@ -168,8 +206,7 @@ function attacks(url: string, token: string): [string, () => Promise<void>][] {
 }
 
 export async function adversarial(daemon: DaemonProcess, token: string): Promise<AttackResult[]> {
-  const bystander = await connect(daemon.url, { token, reconnect: false });
-  const cat = await bystander.start({ argv: ["cat"], pipeStdin: true });
+  const bystander = await Bystander.start(daemon.url, token);
   const results: AttackResult[] = [];
   for (const [attack, run] of attacks(daemon.url, token)) {
     console.error(`bench: 8. attack: ${attack}...`);
@@ -177,15 +214,21 @@ export async function adversarial(daemon: DaemonProcess, token: string): Promise
     const rssBefore = daemon.rss();
     let peakRss = rssBefore;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, daemon.rss())), 50);
-    const stopEcho = echoWhile(cat);
-    await run();
-    const bystanderEchoMaxMs = await stopEcho();
+    bystander.measure();
+    const failed = await withTimeout(run()).then(
+      () => undefined,
+      (error: unknown) => (error as Error).message,
+    );
+    const bystanderEchoMaxMs = await bystander.stop();
     clearInterval(sampler);
     peakRss = Math.max(peakRss, daemon.rss());
     const eventLoopMaxMs = (await daemon.metric("nodejs_eventloop_lag_max_seconds")) * 1000;
-    if (daemon.child.exitCode !== null) throw new Error(`the daemon died during: ${attack}`);
-    results.push({ attack, eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
+    if (daemon.child.exitCode !== null) {
+      results.push({ attack, failed: "the daemon died", eventLoopMaxMs: NaN, bystanderEchoMaxMs: NaN, rssGrowthMiB: NaN });
+      break;
+    }
+    results.push({ attack, ...(failed ? { failed } : {}), eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
   }
-  bystander.close();
+  bystander.exit();
   return results;
 }

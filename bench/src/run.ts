@@ -192,6 +192,7 @@ async function main(): Promise<void> {
     const attacked = await DaemonProcess.start(["--metrics-need-token", "false"], { EXECMUX_TOKEN: token });
     for (const result of await adversarial(attacked, token)) {
       const scenario = `8. attack: ${result.attack}`;
+      if (result.failed) record({ scenario, metric: `FAILED: ${result.failed}`, unit: "", value: single(NaN), met: false });
       record({ scenario, metric: "event-loop delay, worst", unit: "ms", value: single(result.eventLoopMaxMs) });
       record({ scenario, metric: "bystander echo, longest", unit: "ms", value: single(result.bystanderEchoMaxMs) });
       record({ scenario, metric: "daemon RSS growth, peak", unit: "MiB", value: single(result.rssGrowthMiB) });
