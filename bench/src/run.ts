@@ -5,13 +5,15 @@
  * bench/results/bench-<time>.json. `npm run bench -- --quick` runs smaller sizes.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import { connect } from "@execmux/client";
 import { adversarial } from "./adversarial.js";
 import { barePtyThroughput, ensureWebsocketd, nodeRelayEcho, websocketdEcho, websocketdThroughput } from "./baselines.js";
 import { DaemonProcess } from "./daemon-process.js";
+import { describeMachine, type Machine } from "./machine.js";
+import { plainEcho } from "./plain-scenarios.js";
 import * as scenario from "./scenarios.js";
 import { percentile, repeat, repeatInterleaved, sortNumbers, summarize, type Summary } from "./stats.js";
+import { vsUpstream } from "./upstream.js";
 
 const quick = process.argv.includes("--quick");
 /** `--only 1,5` runs just those sections (numbered as in the table). */
@@ -123,6 +125,8 @@ async function main(): Promise<void> {
     // What polling after input is worth: the same on a daemon without it.
     const unpolledDaemon = await DaemonProcess.start(["--poll-after-input-micros", "0"]);
     const unpolled = { pipe: [] as EchoRun[], pty: [] as EchoRun[] };
+    // The same echo from a plain upstream-dialect client (JSON frames, no extensions).
+    const plain = { pipe: [] as EchoRun[], pty: [] as EchoRun[] };
     for (let run = 0; run < runs; run++) {
       if (websocketd) wsd.push(p50Of(await websocketdEcho(websocketd, ROUND_TRIPS)));
       relay.push(p50Of(await nodeRelayEcho(ROUND_TRIPS)));
@@ -130,6 +134,7 @@ async function main(): Promise<void> {
         const kind = tty ? "pty" : "pipe";
         quiet[kind].push(await echo(daemon.url, tty, false));
         unpolled[kind].push(await echo(unpolledDaemon.url, tty, false));
+        plain[kind].push({ ...(await plainEcho(daemon.url, { tty, roundTrips: ROUND_TRIPS })), floodMiBps: undefined });
       }
     }
     await unpolledDaemon.stop();
@@ -142,9 +147,11 @@ async function main(): Promise<void> {
     record({ scenario: "3. echo, pipe, bare Node relay", metric: "p50", unit: "ms", value: summarize(relay) });
     const baseline = wsd.length > 0 ? summarize(wsd) : undefined;
     recordEcho("3. echo, pipe", quiet.pipe, { baseline, p99Below: 2 });
+    recordEcho("3. echo, pipe, plain client", plain.pipe, { baseline, p99Below: 2 });
     recordEcho("3. echo, pipe, other process flooding", await flooded(false), { p99Below: 10 });
     recordEcho("3. echo, pipe, poll after input off", unpolled.pipe, {});
     recordEcho("3. echo, PTY", quiet.pty, { baseline, p99Below: 2 });
+    recordEcho("3. echo, PTY, plain client", plain.pty, { baseline, p99Below: 2 });
     recordEcho("3. echo, PTY, poll after input off", unpolled.pty, {});
     recordEcho("3. echo, PTY, other process flooding", await flooded(true), { p99Below: 10 });
     // Why the SDK acks by default: the same flood with credit flow control off.
@@ -200,6 +207,9 @@ async function main(): Promise<void> {
     await attacked.stop();
   }
 
+  // 9. Against the upstream codex exec-server (servers of its own).
+  if (wanted(9)) await vsUpstream(record, { quick, runs: RUNS, streamBytes: STREAM_BYTES, roundTrips: ROUND_TRIPS });
+
   // 4 runs last: it fills a daemon with a gigabyte of retained output.
   if (wanted(4)) {
     daemon = await DaemonProcess.start([
@@ -241,13 +251,7 @@ async function main(): Promise<void> {
     await daemon.stop();
   }
 
-  const machine = {
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model ?? "unknown",
-    memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
-    node: process.version,
-    kernel: os.release(),
-  };
+  const machine = describeMachine();
   const when = new Date().toISOString();
   mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
   const file = new URL(`../results/bench-${when.replace(/[:.]/g, "-")}${quick ? "-quick" : ""}.json`, import.meta.url);
@@ -256,9 +260,9 @@ async function main(): Promise<void> {
   console.log(`\nJSON: ${file.pathname}`);
 }
 
-function table(machine: Record<string, unknown>, when: string): string {
+function table(machine: Machine, when: string): string {
   const lines = [
-    `execmux bench, ${when}, ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}${quick ? " (quick)" : ""}`,
+    `execmux bench, ${when}, ${machine.cpus} x ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}${quick ? " (quick)" : ""}`,
     "",
     "| scenario | metric | median | min | max | baseline (median) | ratio | target | met |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
