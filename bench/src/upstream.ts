@@ -36,7 +36,21 @@ const BASELINE = `codex exec-server ${upstreamVersion}`;
 /** Both daemons count closed processes against no limit that this section could reach. */
 const DAEMON_ARGS = ["--max-processes-per-session", "1000000", "--max-processes", "1000000"];
 
+/**
+ * Section 9's rows. A failure (upstream not installable, output lost) is
+ * reported as a FAILED row, as section 5 does, rather than ending the run.
+ */
 export async function vsUpstream(record: Recorder, options: UpstreamOptions): Promise<void> {
+  try {
+    await measure(record, options);
+  } catch (error) {
+    const message = (error as Error).message;
+    console.error(`bench: 9. vs upstream FAILED: ${message}`);
+    record({ scenario: "9. vs upstream", metric: `FAILED: ${message}`, unit: "", value: single(NaN), met: false });
+  }
+}
+
+async function measure(record: Recorder, options: UpstreamOptions): Promise<void> {
   const { quick, runs } = options;
   const baseline = (value: Summary) => ({ name: BASELINE, value });
   // Higher is better: ours / theirs. Lower is better: theirs / ours. Either way > 1 is ours ahead.
@@ -47,11 +61,9 @@ export async function vsUpstream(record: Recorder, options: UpstreamOptions): Pr
   {
     const count = quick ? 50 : 200;
     const daemon = await DaemonProcess.start(DAEMON_ARGS);
-    const ours = await plainIdleMemory(daemon.url, () => daemon.rss(), count);
-    await daemon.stop();
+    const ours = await plainIdleMemory(daemon.url, () => daemon.rss(), count).finally(() => daemon.stop());
     const upstream = await UpstreamServer.start();
-    const theirs = await plainIdleMemory(upstream.url, () => upstream.rss(), count);
-    await upstream.stop();
+    const theirs = await plainIdleMemory(upstream.url, () => upstream.rss(), count).finally(() => upstream.stop());
     for (const [metric, key] of [["per idle process", "perProcess"], ["per idle session", "perSession"]] as const) {
       const value = single(ours[key] / 1024);
       const base = single(theirs[key] / 1024);
