@@ -258,6 +258,13 @@ async function main(): Promise<void> {
   writeFileSync(file, JSON.stringify({ when, quick, runs: RUNS, machine, rows }, null, 2));
   console.log(table(machine, when));
   console.log(`\nJSON: ${file.pathname}`);
+  // A missed target fails the run (and CI or a script around it), naming each miss.
+  const missed = rows.filter((row) => row.met === false);
+  for (const row of missed) console.error(`bench: target missed: ${row.scenario} / ${row.metric}: ${fmt(row.ratio ?? row.value.median)} (target ${row.target ?? "no failure"})`);
+  if (missed.length > 0) {
+    console.error(`bench: ${missed.length} target(s) missed`);
+    process.exitCode = 2;
+  }
 }
 
 function table(machine: Machine, when: string): string {
@@ -277,7 +284,7 @@ function table(machine: Machine, when: string): string {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     console.error(error);
     process.exit(1);
