@@ -3,10 +3,10 @@ import { realpath } from "node:fs/promises";
 import { pathToFileUri, type ParamsOf, type ResultOf } from "@execmux/shared";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { checkDirectRead } from "./sandbox-gate.js";
 
 export async function fsCanonicalize(params: ParamsOf<"fs/canonicalize">): Promise<ResultOf<"fs/canonicalize">> {
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
+  checkDirectRead(params.sandbox);
   return { path: pathToFileUri(await mappingFsErrors(() => realpath(path))) };
 }

@@ -5,7 +5,7 @@ import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
 import { metadataNoFollow } from "./no-follow.js";
 import { pathMetadata } from "./path-metadata.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { checkDirectRead } from "./sandbox-gate.js";
 
 /** Whole Unix milliseconds, 0 when unknown or before 1970, as upstream reports times. */
 const unixMs = (ms: number) => (Number.isFinite(ms) && ms > 0 ? Math.floor(ms) : 0);
@@ -23,7 +23,7 @@ function describe(stats: Stats, isSymlink: boolean): FsGetMetadataResult {
 
 export async function fsGetMetadata(params: ParamsOf<"fs/getMetadata">): Promise<ResultOf<"fs/getMetadata">> {
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
+  checkDirectRead(params.sandbox);
   return mappingFsErrors(async () => {
     if (params.followSymlinks === false) return describe(await metadataNoFollow(path), false);
     const { stats, isSymlink } = await pathMetadata(path);

@@ -11,14 +11,14 @@ import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
 import { MAX_READ_DIRECTORY_ENTRIES } from "./limits.js";
 import { withReplyLane } from "./reply-lane.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { checkDirectRead } from "./sandbox-gate.js";
 
 export async function fsReadDirectory(
   params: ParamsOf<"fs/readDirectory">,
   context: SessionContext,
 ): Promise<ResultOf<"fs/readDirectory">> {
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
+  checkDirectRead(params.sandbox);
   return withReplyLane(context, async () => {
     const entries: FsReadDirectoryEntry[] = [];
     let overLimit = false;

@@ -14,7 +14,7 @@ import { openForReadNoFollow } from "./no-follow.js";
 import { wholeFileReads } from "./read-budget.js";
 import { openRegularFile, readAt } from "./regular-file.js";
 import { withReplyLane } from "./reply-lane.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { checkDirectRead } from "./sandbox-gate.js";
 
 const tooLarge = () => invalidRequest(`file is too large to read: limit is ${MAX_READ_FILE_BYTES} bytes`);
 
@@ -23,7 +23,7 @@ const SMALLEST_RESERVATION = 64 * 1024;
 
 export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: SessionContext): Promise<ResultOf<"fs/readFile">> {
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
+  checkDirectRead(params.sandbox);
   return withReplyLane(context, () =>
     mappingFsErrors(async () => {
       const file = params.followSymlinks === false ? await openForReadNoFollow(path) : await openRegularFile(path);
