@@ -709,7 +709,7 @@ describe("sandbox", () => {
     expect(readFileSync(join(root, "copy"), "utf8")).toBe("data");
   });
 
-  it("refuses reads a restricted profile would confine (file_system_restricted_reads_require_sandbox)", async () => {
+  it("confines reads a restricted profile restricts, and refuses what bubblewrap cannot enforce (file_system_restricted_reads_require_sandbox)", async () => {
     const { client } = await connect();
     const root = scratchDirectory("fs");
     writeFileSync(join(root, "file"), "data");
@@ -722,15 +722,22 @@ describe("sandbox", () => {
     const readable = { path: { type: "path", path: uri(root) }, access: "read" };
     const rootRead = { path: { type: "special", value: { kind: "root" } }, access: "read" };
     const denied = { path: { type: "glob_pattern", pattern: "**/*.env" }, access: "deny" };
-    for (const entries of [[readable], [], [rootRead, denied]]) {
+    const noFullRead = /^sandbox profiles without full-disk read .* are not supported by this executor's sandbox$/;
+    const noGlobs = /glob patterns cannot be enforced by this executor's sandbox/;
+    for (const [entries, refused] of [[[readable], noFullRead], [[], noFullRead], [[rootRead, denied], noGlobs]] as const) {
       for (const method of ["fs/readFile", "fs/getMetadata", "fs/readDirectory", "fs/canonicalize"]) {
-        expect(await refusal(client, method, { path: uri(join(root, "file")), sandbox: restricted(entries) })).toEqual(failClosed);
+        expect(await refusal(client, method, { path: uri(join(root, "file")), sandbox: restricted([...entries]) })).toEqual({
+          code: ErrorCode.InvalidParams,
+          message: expect.stringMatching(refused),
+        });
       }
+      // A walk answers in pieces and a streamed read holds its file: neither runs in a one-call helper.
       expect(await refusal(client, "fs/walk", {
         path: uri(root),
         options: { maxDepth: 1, maxDirectories: 1, maxEntries: 1, followDirectorySymlinks: false },
-        sandbox: restricted(entries),
+        sandbox: restricted([...entries]),
       })).toEqual(failClosed);
+      expect(await refusal(client, "fs/open", { handleId: "h", path: uri(join(root, "file")), sandbox: restricted([...entries]) })).toEqual(failClosed);
     }
   });
 

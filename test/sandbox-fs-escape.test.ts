@@ -135,4 +135,24 @@ describe("fs/* writes under workspace-write (bubblewrap)", () => {
     await client.call("fs/remove", { path: uri(join(root, "hard.txt")), sandbox });
     expect(readFileSync(join(outside, "kept.txt"), "utf8")).toBe("outside\n");
   });
+
+  it("reads confined where the profile denies a path, and directly elsewhere", async () => {
+    const root = project();
+    const secret = outsideDirectory();
+    const client = await WireClient.ready((await startTestDaemon()).url);
+    const sandbox = wireSandbox(root);
+    const { permissions } = sandbox;
+    if (permissions.type !== "managed" || permissions.file_system.type !== "restricted") throw new Error("unexpected profile");
+    permissions.file_system.entries.push({ path: { type: "path", path: uri(secret) }, access: "deny" });
+    const denied = { code: ErrorCode.InvalidRequest, message: "Permission denied (os error 13)" };
+    expect(await refusal(client, "fs/readFile", { path: uri(join(secret, "kept.txt")), sandbox })).toEqual(denied);
+    expect(await refusal(client, "fs/readDirectory", { path: uri(secret), sandbox })).toEqual(denied);
+    expect(await refusal(client, "fs/getMetadata", { path: uri(join(secret, "kept.txt")), sandbox })).toEqual(denied);
+    // Everything else reads as without a sandbox.
+    expect(await client.call("fs/readFile", { path: uri(join(root, "inside.txt")), sandbox })).toEqual({ dataBase64: b64("inside\n") });
+    expect(await client.call("fs/getMetadata", { path: uri(join(root, "inside.txt")), sandbox })).toMatchObject({ isFile: true, size: 7 });
+    expect(await client.call("fs/canonicalize", { path: uri(join(root, ".git", "..", "inside.txt")), sandbox })).toEqual({ path: uri(join(root, "inside.txt")) });
+    const listing = (await client.call("fs/readDirectory", { path: uri(root), sandbox })) as { entries: { fileName: string }[] };
+    expect(listing.entries.map((entry) => entry.fileName).sort()).toEqual([".git", "inside.txt"]);
+  });
 });
