@@ -18,14 +18,15 @@
  * (ENOENT, EROFS, ...), so callers map it as they map their own fs errors;
  * an RpcError comes back as the same RpcError.
  *
- * Its cost is a process: bwrap and a Node start, about as much as a
- * sandboxed process/start (tens of milliseconds, mostly Node's startup), so
- * it suits one call per file written, not a stream of small reads. The
+ * Its cost is a process: bwrap and a Node start (about 100 ms on a loaded
+ * 2-core VM, mostly Node's startup; modules the helper imports should not
+ * pull in the protocol's schemas, which doubled it), so it suits one call
+ * per file written, not a stream of small reads. The
  * helper is killed when `signal` aborts (the connection closed).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
 import { RpcError } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";

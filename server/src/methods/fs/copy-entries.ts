@@ -8,7 +8,7 @@
 import { constants } from "node:fs";
 import { open, opendir, readlink, realpath, stat, symlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
 import { RpcError, invalidRequest } from "../../rpc/rpc-error.js";
 import { createDirectoryAll } from "./create-directory-all.js";
 import { entryPath } from "./directory-entries.js";
