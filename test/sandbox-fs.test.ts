@@ -125,6 +125,21 @@ describe("where no sandbox can be made", () => {
     expect(answer.reason).toMatch(/^user namespaces are unavailable on this executor, so bubblewrap cannot create a sandbox \(bwrap: .+\)$/);
   });
 
+  it("refuses a confined fs call with -32602 saying which prerequisite is missing", () => {
+    const root = project();
+    const server = fileURLToPath(new URL("../server/dist/index.js", import.meta.url));
+    const script = `const { prepareFsSandbox } = await import(${JSON.stringify(server)});
+      const refusal = await prepareFsSandbox(${JSON.stringify(wireContext(root))}, { hiddenPaths: [] }).then(() => null, (error) => ({ code: error.code, message: error.message }));
+      process.stdout.write(JSON.stringify(refusal));`;
+    const refusal = JSON.parse(
+      execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--disable-userns", "--unshare-pid", "--", process.execPath, "--input-type=module", "-e", script], {
+        encoding: "utf8",
+      }),
+    ) as { code: number; message: string };
+    expect(refusal.code).toBe(-32602);
+    expect(refusal.message).toMatch(/^sandbox intent cannot be enforced on this executor: user namespaces are unavailable on this executor/);
+  });
+
   it("says bubblewrap is not installed when it is not", () => {
     const answer = probeInside(["--unshare-user", "--unshare-pid", "--ro-bind", "/dev/null", "/usr/bin/bwrap"]);
     expect(answer).toEqual({ available: false, reason: "bubblewrap (bwrap) is not installed on this executor" });
