@@ -155,4 +155,26 @@ describe("fs/* writes under workspace-write (bubblewrap)", () => {
     const listing = (await client.call("fs/readDirectory", { path: uri(root), sandbox })) as { entries: { fileName: string }[] };
     expect(listing.entries.map((entry) => entry.fileName).sort()).toEqual([".git", "inside.txt"]);
   });
+
+  it("many at once take turns in a few helpers, and a closed connection's queued calls give their turns up", async () => {
+    const root = project();
+    const daemon = await startTestDaemon();
+    const sandbox = wireSandbox(root);
+    const write = (client: WireClient, name: string) =>
+      client.request("fs/writeFile", { path: uri(join(root, name)), dataBase64: b64(name), sandbox });
+    const first = await WireClient.ready(daemon.url);
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => write(first, `many-${index}`)));
+    expect(replies.filter((reply) => reply.error)).toEqual([]);
+    for (let index = 0; index < 12; index++) expect(readFileSync(join(root, `many-${index}`), "utf8")).toBe(`many-${index}`);
+
+    // A client that queues far more than the helpers can take and goes away...
+    const leaving = await WireClient.ready(daemon.url);
+    for (let index = 0; index < 40; index++) void write(leaving, `abandoned-${index}`).catch(() => undefined);
+    leaving.close();
+    // ...leaves every slot free again: the next client's calls all run.
+    const next = await WireClient.ready(daemon.url);
+    const after = await Promise.all(Array.from({ length: 6 }, (_, index) => write(next, `after-${index}`)));
+    expect(after.filter((reply) => reply.error)).toEqual([]);
+    expect(readFileSync(join(root, "after-5"), "utf8")).toBe("after-5");
+  });
 });

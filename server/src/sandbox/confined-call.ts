@@ -21,8 +21,9 @@
  * Its cost is a process: bwrap and a Node start (about 100 ms on a loaded
  * 2-core VM, mostly Node's startup; modules the helper imports should not
  * pull in the protocol's schemas, which doubled it), so it suits one call
- * per file written, not a stream of small reads. The
- * helper is killed when `signal` aborts (the connection closed).
+ * per file written, not a stream of small reads; at most a few run at once
+ * (helper-slots.ts). The helper is killed when `signal` aborts (the
+ * connection closed).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -31,6 +32,7 @@ import { RpcError } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
 import type { PreparedFsSandbox } from "./index.js";
+import { acquireHelperSlot } from "./helper-slots.js";
 import { launchCommand } from "./launcher.js";
 
 const MAIN = fileURLToPath(new URL("./confined-call-main.js", import.meta.url));
@@ -59,8 +61,17 @@ function toError(report: Extract<CallReport, { ok: false }>): Error {
   return error;
 }
 
-/** Calls `call` inside `sandbox`'s policy and resolves with what it returned. */
-export function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
+/** Calls `call` inside `sandbox`'s policy and resolves with what it returned (in one of the helper slots). */
+export async function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
+  const release = await acquireHelperSlot(signal);
+  try {
+    return await runHelper(sandbox, call, signal);
+  } finally {
+    release();
+  }
+}
+
+function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
   if (signal?.aborted) return Promise.reject(new RpcError(ErrorCode.ConnectionClosed, "the connection closed"));
   const command = launchCommand(sandbox.tools, bwrapArgs(sandbox.policy, "/"), [process.execPath, MAIN]);
   return new Promise((resolve, reject) => {
