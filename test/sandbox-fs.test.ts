@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { codexSandbox, pathToFileUri, type WireFileSystemSandboxContext } from "@execmux/shared";
-import { prepareFsSandbox, runConfined, type PreparedFsSandbox } from "@execmux/server";
+import { prepareFsSandbox, readsWholeDisk, runConfined, writesWholeDisk, type PreparedFsSandbox } from "@execmux/server";
 import { scratchDirectory } from "./helpers/scratch.js";
 
 function outsideDirectory(): string {
@@ -38,8 +38,9 @@ const writeFile = (sandbox: PreparedFsSandbox, path: string, text: string) =>
 describe("confined file operations", () => {
   it("reads directly, writes confined under workspace-write", async () => {
     const root = project();
-    const sandbox = await prepareFsSandbox(wireContext(root), { hiddenPaths: [] });
-    expect({ directReads: sandbox.directReads, directWrites: sandbox.directWrites }).toEqual({ directReads: true, directWrites: false });
+    const context = wireContext(root);
+    expect({ reads: readsWholeDisk(context.permissions), writes: writesWholeDisk(context.permissions) }).toEqual({ reads: true, writes: false });
+    const sandbox = await prepareFsSandbox(context, { hiddenPaths: [] });
     await writeFile(sandbox, join(root, "a.txt"), "inside\n");
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("inside\n");
     await runConfined(sandbox, { module: "node:fs/promises", exportName: "mkdir", args: [join(root, "x/y"), { recursive: true }] });
@@ -93,8 +94,8 @@ describe("confined file operations", () => {
     const permissions = context.permissions;
     if (permissions.type !== "managed" || permissions.file_system.type !== "restricted") throw new Error("unexpected profile");
     permissions.file_system.entries.push({ path: { type: "path", path: pathToFileUri(secret) }, access: "deny" });
+    expect(readsWholeDisk(context.permissions)).toBe(false);
     const sandbox = await prepareFsSandbox(context, { hiddenPaths: [] });
-    expect(sandbox.directReads).toBe(false);
     await expect(runConfined(sandbox, { module: "node:fs/promises", exportName: "readFile", args: [join(secret, "key")] })).rejects.toMatchObject({ code: "EACCES" });
     const read = await runConfined(sandbox, { module: "node:fs/promises", exportName: "readFile", args: [join(root, "public"), "utf8"] });
     expect(read).toBe("public\n");
@@ -122,6 +123,21 @@ describe("where no sandbox can be made", () => {
     const answer = probeInside(["--unshare-user", "--disable-userns", "--unshare-pid"]);
     expect(answer.available).toBe(false);
     expect(answer.reason).toMatch(/^user namespaces are unavailable on this executor, so bubblewrap cannot create a sandbox \(bwrap: .+\)$/);
+  });
+
+  it("refuses a confined fs call with -32602 saying which prerequisite is missing", () => {
+    const root = project();
+    const server = fileURLToPath(new URL("../server/dist/index.js", import.meta.url));
+    const script = `const { prepareFsSandbox } = await import(${JSON.stringify(server)});
+      const refusal = await prepareFsSandbox(${JSON.stringify(wireContext(root))}, { hiddenPaths: [] }).then(() => null, (error) => ({ code: error.code, message: error.message }));
+      process.stdout.write(JSON.stringify(refusal));`;
+    const refusal = JSON.parse(
+      execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--disable-userns", "--unshare-pid", "--", process.execPath, "--input-type=module", "-e", script], {
+        encoding: "utf8",
+      }),
+    ) as { code: number; message: string };
+    expect(refusal.code).toBe(-32602);
+    expect(refusal.message).toMatch(/^sandbox intent cannot be enforced on this executor: user namespaces are unavailable on this executor/);
   });
 
   it("says bubblewrap is not installed when it is not", () => {

@@ -776,6 +776,72 @@ describeDifferential("fs/remove", [
   { name: "a missing path: fine with force (the default), -32004 without", steps: [fs("remove", { path: uri("missing") }), fs("remove", { path: uri("missing"), force: false })] },
 ]);
 
+/**
+ * A restricted profile like Codex's workspace-write, with `proj` the only writable root (the scratch
+ * directory itself lies under /tmp, which Codex's own profile would make writable): both servers run
+ * these writes inside a sandbox, and refuse the escapes with the kernel's EROFS in the same words.
+ */
+const projectOnlySandbox = {
+  permissions: {
+    type: "managed",
+    file_system: {
+      type: "restricted",
+      entries: [
+        { path: { type: "special", value: { kind: "root" } }, access: "read" },
+        { path: { type: "path", path: "file://<scratch>/proj" }, access: "write" },
+        { path: { type: "path", path: "file://<scratch>/proj/.git" }, access: "read", missing_path_behavior: "skip" },
+      ],
+    },
+    network: "restricted",
+  },
+  policyContext: { cwd: "file://<scratch>/proj", workspaceRoots: ["file://<scratch>/proj"] },
+  windowsSandboxLevel: "disabled",
+  useLegacyLandlock: false,
+};
+const SANDBOXED_TREE = {
+  "proj/a.txt": "a",
+  "proj/.git/config": "[core]",
+  "proj/planted": { symlink: "<scratch>/outside" },
+  "outside/o.txt": "o",
+} as const;
+const inSandbox = (method: string, params: Record<string, unknown>) => fs(method, { ...params, sandbox: projectOnlySandbox });
+const text = (value: string) => Buffer.from(value).toString("base64");
+
+describeDifferential("fs/* writes under a restricted profile", [
+  {
+    name: "inside the writable root they work",
+    files: SANDBOXED_TREE,
+    snapshot: true,
+    steps: [
+      inSandbox("writeFile", { path: uri("proj/new.txt"), dataBase64: text("new") }),
+      inSandbox("createDirectory", { path: uri("proj/d/e"), recursive: true }),
+      inSandbox("copy", { sourcePath: uri("outside/o.txt"), destinationPath: uri("proj/d/o.txt"), recursive: false }),
+      inSandbox("remove", { path: uri("proj/a.txt") }),
+      inSandbox("writeFile", { path: uri("proj/no/such.txt"), dataBase64: text("x") }),
+    ],
+  },
+  {
+    name: "outside it, through a planted symlink and into .git they fail with EROFS",
+    files: SANDBOXED_TREE,
+    snapshot: true,
+    steps: [
+      inSandbox("writeFile", { path: uri("outside/x.txt"), dataBase64: text("x") }),
+      inSandbox("writeFile", { path: uri("proj/planted/x.txt"), dataBase64: text("x") }),
+      inSandbox("writeFile", { path: uri("proj/.git/config"), dataBase64: text("x") }),
+      inSandbox("createDirectory", { path: uri("outside/d"), recursive: true }),
+      inSandbox("createDirectory", { path: uri("proj/.git/hooks"), recursive: false }),
+      inSandbox("remove", { path: uri("outside/o.txt") }),
+      inSandbox("remove", { path: uri("proj/.git") }),
+      inSandbox("copy", { sourcePath: uri("proj/a.txt"), destinationPath: uri("proj/planted/c.txt"), recursive: false }),
+    ],
+  },
+  {
+    name: "a context without windowsSandboxLevel",
+    files: SANDBOXED_TREE,
+    steps: [fs("writeFile", { path: uri("proj/x.txt"), dataBase64: "", sandbox: { ...projectOnlySandbox, windowsSandboxLevel: undefined } })],
+  },
+]);
+
 describeDifferential("fs/copy", [
   { name: "a file", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("a.txt"), destinationPath: uri("copy.txt"), recursive: false })] },
   { name: "a directory, recursively", files: TREE, snapshot: true, steps: [fs("copy", { sourcePath: uri("dir"), destinationPath: uri("copy"), recursive: true })] },

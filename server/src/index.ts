@@ -4,6 +4,8 @@ export { poisonReturnedSlabs } from "./process/slab-pool.js";
 export {
   prepareFsSandbox,
   prepareProcessSandbox,
+  readsWholeDisk,
+  writesWholeDisk,
   runConfined,
   sandboxAvailability,
   sandboxSupport,

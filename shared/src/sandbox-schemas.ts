@@ -62,7 +62,8 @@ export const ManagedFileSystemSchema = Type.Union([
   Type.Object({
     type: Type.Literal("restricted"),
     entries: Type.Array(FileSystemSandboxEntrySchema, { maxItems: MAX_ENTRIES }),
-    glob_scan_max_depth: Opt(Type.Integer({ minimum: 0 })),
+    /** Upstream's NonZeroUsize: 0 is refused. */
+    glob_scan_max_depth: Opt(Type.Integer({ minimum: 1 })),
   }),
 ]);
 
@@ -83,8 +84,8 @@ const SandboxContextFields = {
   userHomeDir: Opt(SandboxPathUri),
   /** What `tmpdir` means; the executor's TMPDIR when absent. */
   temporaryDirectories: Opt(Type.Array(SandboxPathUri, { maxItems: MAX_ENTRIES })),
-  /** Windows only; accepted and ignored on Linux. */
-  windowsSandboxLevel: Opt(Type.String({ maxLength: 64 })),
+  /** Windows only, and ignored on Linux; but required, with upstream's variants, in both forms (as upstream's serde). */
+  windowsSandboxLevel: Type.Union(["disabled", "restricted-token", "elevated", "mxc"].map((level) => Type.Literal(level))),
   windowsSandboxProxySettingsMode: Opt(Type.String({ maxLength: 64 })),
   /** Upstream's older Landlock pipeline; bubblewrap is the only one here. */
   useLegacyLandlock: Opt(Type.Boolean()),
@@ -94,7 +95,7 @@ const SandboxContextFields = {
 export const FileSystemSandboxContextSchema = Type.Object(SandboxContextFields);
 
 /**
- * The form newer clients send with every `fs/*` call: the policy's cwd and
+ * The form every `fs/*` call carries (newer clients send it with every one): the policy's cwd and
  * workspace roots move into `policyContext`; the top-level ones are legacy.
  */
 export const WireFileSystemSandboxContextSchema = Type.Object({

@@ -1,4 +1,7 @@
-import { ErrorCode, type RpcErrorBody } from "@execmux/shared";
+// Not the package's index: this module is imported by the confined helper
+// (fs/write-operations.ts), where loading every schema would double its start.
+import { ErrorCode } from "@execmux/shared/errors";
+import type { RpcErrorBody } from "@execmux/shared";
 
 /** Anything a handler throws as an RpcError reaches the client as-is; any
  * other exception becomes an InternalError. */

@@ -20,11 +20,14 @@ async function main(): Promise<CallReport> {
     return { ok: true, value: encodeValue(value) };
   } catch (caught) {
     const error = caught as NodeJS.ErrnoException;
+    // An RpcError's code is the protocol's number; an fs error's is errno's name.
+    const code: unknown = error.code;
+    if (typeof code === "number") return { ok: false, error: { message: error.message, rpcCode: code } };
     return {
       ok: false,
       error: {
         message: error.message ?? String(caught),
-        ...(error.code === undefined ? {} : { code: error.code }),
+        ...(code === undefined ? {} : { code: String(code) }),
         ...(error.errno === undefined ? {} : { errno: error.errno }),
         ...(error.syscall === undefined ? {} : { syscall: error.syscall }),
         ...(error.path === undefined ? {} : { path: error.path }),

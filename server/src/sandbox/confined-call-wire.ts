@@ -10,7 +10,15 @@ export type CallReport =
   | { readonly ok: true; readonly value: unknown }
   | {
       readonly ok: false;
-      readonly error: { readonly message: string; readonly code?: string; readonly errno?: number; readonly syscall?: string; readonly path?: string };
+      readonly error: {
+        readonly message: string;
+        readonly code?: string;
+        readonly errno?: number;
+        readonly syscall?: string;
+        readonly path?: string;
+        /** Set when the function threw an RpcError (an answer in the protocol's own words, as upstream gives it). */
+        readonly rpcCode?: number;
+      };
     };
 
 /** Buffers (and other byte arrays) become `{ "$base64": ... }`; everything else as JSON has it. */

@@ -15,13 +15,24 @@
  *
  * Buffers travel both ways as `{ "$base64": ... }`. An error thrown inside
  * comes back as an Error with the same `code`, `errno`, `syscall` and `path`
- * (ENOENT, EROFS, ...), so callers map it as they map their own fs errors.
+ * (ENOENT, EROFS, ...), so callers map it as they map their own fs errors;
+ * an RpcError comes back as the same RpcError.
+ *
+ * Its cost is a process: bwrap and a Node start (about 100 ms on a loaded
+ * 2-core VM, mostly Node's startup; modules the helper imports should not
+ * pull in the protocol's schemas, which doubled it), so it suits one call
+ * per file written, not a stream of small reads; at most a few run at once
+ * (helper-slots.ts). The helper is killed when `signal` aborts (the
+ * connection closed).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
+import { RpcError } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
 import type { PreparedFsSandbox } from "./index.js";
+import { acquireHelperSlot } from "./helper-slots.js";
 import { launchCommand } from "./launcher.js";
 
 const MAIN = fileURLToPath(new URL("./confined-call-main.js", import.meta.url));
@@ -40,7 +51,8 @@ export class ConfinedCallError extends Error {
   path?: string;
 }
 
-function toError(report: Extract<CallReport, { ok: false }>): ConfinedCallError {
+function toError(report: Extract<CallReport, { ok: false }>): Error {
+  if (report.error.rpcCode !== undefined) return new RpcError(report.error.rpcCode, report.error.message);
   const error = new ConfinedCallError(report.error.message);
   if (report.error.code !== undefined) error.code = report.error.code;
   if (report.error.errno !== undefined) error.errno = report.error.errno;
@@ -49,24 +61,40 @@ function toError(report: Extract<CallReport, { ok: false }>): ConfinedCallError 
   return error;
 }
 
-/** Calls `call` inside `sandbox`'s policy and resolves with what it returned. */
-export function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall): Promise<unknown> {
-  if (!sandbox.tools) return Promise.reject(new Error("this sandbox needs no confinement: call directly"));
+/** Calls `call` inside `sandbox`'s policy and resolves with what it returned (in one of the helper slots). */
+export async function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
+  const release = await acquireHelperSlot(signal);
+  try {
+    return await runHelper(sandbox, call, signal);
+  } finally {
+    release();
+  }
+}
+
+function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
+  if (signal?.aborted) return Promise.reject(new RpcError(ErrorCode.ConnectionClosed, "the connection closed"));
   const command = launchCommand(sandbox.tools, bwrapArgs(sandbox.policy, "/"), [process.execPath, MAIN]);
   return new Promise((resolve, reject) => {
     const child = spawn(command.file, command.args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    const abort = () => child.kill("SIGKILL");
+    signal?.addEventListener("abort", abort, { once: true });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout.on("data", (data: Buffer) => stdout.push(data));
     child.stderr.on("data", (data: Buffer) => stderr.push(data));
     child.on("error", reject);
-    child.on("close", (code, signal) => {
+    child.on("close", (code, exitSignal) => {
+      signal?.removeEventListener("abort", abort);
+      if (signal?.aborted) {
+        reject(new RpcError(ErrorCode.ConnectionClosed, "the connection closed"));
+        return;
+      }
       const text = Buffer.concat(stdout).toString("utf8");
       let report: CallReport;
       try {
         report = JSON.parse(text) as CallReport;
       } catch {
-        const detail = Buffer.concat(stderr).toString("utf8").trim() || `exit ${code ?? signal}`;
+        const detail = Buffer.concat(stderr).toString("utf8").trim() || `exit ${code ?? exitSignal}`;
         reject(new Error(`the sandboxed helper failed: ${detail}`));
         return;
       }

@@ -1,8 +1,9 @@
 /**
  * Codex's sandbox, enforced with bubblewrap. process/start calls
- * `prepareProcessSandbox` once and spawns what `wrap` returns; the fs
- * methods call `prepareFsSandbox` and, for writes (and for reads a profile
- * restricts), run the operation through confined-fs.ts.
+ * `prepareProcessSandbox` once and spawns what `wrap` returns. The fs
+ * methods ask whole-disk.ts whether a call needs confining and, when it
+ * does, call `prepareFsSandbox` and run the operation through
+ * confined-call.ts.
  */
 import { realpathSync } from "node:fs";
 import type { FileSystemSandboxContext, SandboxSupport, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
@@ -13,10 +14,12 @@ import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";
 import { launchCommand, type Command, type SandboxTools } from "./launcher.js";
 import type { SandboxPolicy } from "./policy.js";
 import { resolvePolicy } from "./resolve-policy.js";
+import { writesWholeDisk } from "./whole-disk.js";
 
 export { isLikelySandboxDenied } from "./sandbox-denied.js";
 export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
 export { daemonHiddenPaths } from "./hidden-paths.js";
+export { readsWholeDisk, writesWholeDisk } from "./whole-disk.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 export type { SandboxPolicy } from "./policy.js";
 
@@ -66,31 +69,28 @@ export async function prepareProcessSandbox(
     managedNetwork: options.managedNetwork ?? false,
   });
   // A profile that restricts nothing (disabled, unrestricted with network) runs as without a sandbox, and says so.
-  if (policy.writesEverything && !policy.isolateNetwork) return { sandboxType: "none", policy, wrap: undefined };
+  if (writesWholeDisk(context.permissions) && !policy.isolateNetwork) return { sandboxType: "none", policy, wrap: undefined };
   const tools = await requireTools();
   const args = bwrapArgs(policy, realpathSync(options.processCwd));
   return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0) };
 }
 
+/** What a confined fs call runs in (see confined-call.ts). */
 export interface PreparedFsSandbox {
   readonly policy: SandboxPolicy;
-  /** Reads may run directly: the profile reads the whole disk and denies nothing. */
-  readonly directReads: boolean;
-  /** Writes may run directly: the profile writes the whole disk. */
-  readonly directWrites: boolean;
-  /** Present when some operations must run confined (see confined-fs.ts). */
-  readonly tools: SandboxTools | undefined;
+  readonly tools: SandboxTools;
 }
 
-/** The fs methods' view of a sandbox context (upstream's `should_read/write_from_sandbox`). */
+/**
+ * The sandbox an fs call runs in when whole-disk.ts says it needs one, or a
+ * -32602 naming what cannot be enforced (a missing bubblewrap, user
+ * namespaces off, an entry bubblewrap cannot express).
+ */
 export async function prepareFsSandbox(context: WireFileSystemSandboxContext, options: SandboxOptions): Promise<PreparedFsSandbox> {
   const policy = resolvePolicy(context.permissions, fsPolicyPaths(context), {
     hiddenPaths: options.hiddenPaths,
     enforceManagedNetwork: false,
     managedNetwork: false,
   });
-  const directReads = policy.readsEverything;
-  const directWrites = policy.writesEverything;
-  const tools = directReads && directWrites ? undefined : await requireTools();
-  return { policy, directReads, directWrites, tools };
+  return { policy, tools: await requireTools() };
 }

@@ -22,10 +22,6 @@ export interface SandboxPolicy {
   readonly rules: readonly PathRule[];
   /** The network namespace is a new, empty one (loopback only, nothing listening). */
   readonly isolateNetwork: boolean;
-  /** Everything is readable: the root is, and the profile denies nothing. */
-  readonly readsEverything: boolean;
-  /** Everything is writable: the root is, and nothing is carved out. */
-  readonly writesEverything: boolean;
 }
 
 /** When two rules name the same path: deny beats write, write beats read (upstream's precedence). */
@@ -61,13 +57,5 @@ export function normalizeRules(rules: readonly PathRule[]): PathRule[] {
 }
 
 export function makePolicy(rules: readonly PathRule[], isolateNetwork: boolean): SandboxPolicy {
-  const sorted = normalizeRules(rules);
-  const root = sorted.find((rule) => rule.path === sep);
-  const profileRules = sorted.filter((rule) => !rule.daemonPrivate);
-  return {
-    rules: sorted,
-    isolateNetwork,
-    readsEverything: root !== undefined && root.access !== "deny" && !profileRules.some((rule) => rule.access === "deny"),
-    writesEverything: root?.access === "write" && profileRules.every((rule) => rule.access === "write"),
-  };
+  return { rules: normalizeRules(rules), isolateNetwork };
 }

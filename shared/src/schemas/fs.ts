@@ -6,84 +6,17 @@
  * with upstream's code and words (-32600) instead of a schema error.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { WireFileSystemSandboxContextSchema } from "../sandbox-schemas.js";
 import { Base64, Opt, PathUriSchema } from "./common.js";
 
 // ---------------------------------------------------------------- sandbox
 
 /**
- * The filesystem wire form of upstream's FileSystemSandboxContext, as far
- * as the daemon reads it: the permission profile decides whether a call may
- * run without an OS sandbox. The rest is accepted as sent. Inner keys of the
- * profile are snake_case, as upstream serializes them.
+ * The sandbox context of an fs/* call: upstream's wire form, the one schema
+ * process/start's sandbox shares (sandbox-schemas.ts). Its path URIs are
+ * checked by the daemon, with upstream's codes and words.
  */
-const NetworkPolicySchema = Type.Union([Type.Literal("restricted"), Type.Literal("enabled")]);
-
-export const FsSandboxPathSchema = Type.Union([
-  Type.Object({ type: Type.Literal("path"), path: PathUriSchema }),
-  Type.Object({ type: Type.Literal("glob_pattern"), pattern: Type.String() }),
-  Type.Object({
-    type: Type.Literal("special"),
-    value: Type.Object({
-      kind: Type.Union(
-        ["root", "minimal", "current_working_directory", "project_roots", "tmpdir", "slash_tmp", "unknown"].map((kind) =>
-          Type.Literal(kind),
-        ),
-      ),
-      subpath: Opt(Type.String()),
-      path: Opt(Type.String()),
-    }),
-  }),
-]);
-
-/** `none` is upstream's alias of `deny`. */
-export const FsSandboxAccessSchema = Type.Union([
-  Type.Literal("read"),
-  Type.Literal("write"),
-  Type.Literal("deny"),
-  Type.Literal("none"),
-]);
-
-export const FsSandboxEntrySchema = Type.Object({
-  path: FsSandboxPathSchema,
-  access: FsSandboxAccessSchema,
-  missing_path_behavior: Opt(Type.String()),
-});
-
-export const FsPermissionProfileSchema = Type.Union([
-  Type.Object({
-    type: Type.Literal("managed"),
-    file_system: Type.Union([
-      Type.Object({
-        type: Type.Literal("restricted"),
-        entries: Type.Array(FsSandboxEntrySchema, { maxItems: 4096 }),
-        glob_scan_max_depth: Opt(Type.Integer({ minimum: 1 })),
-      }),
-      Type.Object({ type: Type.Literal("unrestricted") }),
-    ]),
-    network: NetworkPolicySchema,
-  }),
-  Type.Object({ type: Type.Literal("disabled") }),
-  Type.Object({ type: Type.Literal("external"), network: NetworkPolicySchema }),
-]);
-
-export const FsSandboxContextSchema = Type.Object({
-  permissions: FsPermissionProfileSchema,
-  /** The policy's working directory: `policyContext.cwd`, else this legacy field. */
-  cwd: Opt(PathUriSchema),
-  policyContext: Opt(
-    Type.Object({ cwd: Opt(PathUriSchema), workspaceRoots: Opt(Type.Array(PathUriSchema, { maxItems: 4096 })) }),
-  ),
-  workspaceRoots: Opt(Type.Array(PathUriSchema, { maxItems: 4096 })),
-  userHomeDir: Opt(PathUriSchema),
-  temporaryDirectories: Opt(Type.Array(PathUriSchema, { maxItems: 4096 })),
-  windowsSandboxLevel: Type.Union(
-    ["disabled", "restricted-token", "elevated", "mxc"].map((level) => Type.Literal(level)),
-  ),
-  windowsSandboxProxySettingsMode: Opt(Type.String()),
-  useLegacyLandlock: Opt(Type.Boolean()),
-});
-
-const Sandbox = Opt(FsSandboxContextSchema);
+const Sandbox = Opt(WireFileSystemSandboxContextSchema);
 /** Default true; the Rust client sends it only when false. */
 const FollowSymlinks = Opt(Type.Boolean());
 
@@ -186,9 +119,6 @@ export const FsReadBlockResultSchema = Type.Object({ chunk: Base64, eof: Type.Bo
 
 export const FsCloseParamsSchema = Type.Object({ handleId: HandleId });
 
-export type FsSandboxContext = Static<typeof FsSandboxContextSchema>;
-export type FsPermissionProfile = Static<typeof FsPermissionProfileSchema>;
-export type FsSandboxEntry = Static<typeof FsSandboxEntrySchema>;
 export type FsWalkOptions = Static<typeof FsWalkOptionsSchema>;
 export type FsWalkResult = Static<typeof FsWalkResultSchema>;
 export type FsGetMetadataResult = Static<typeof FsGetMetadataResultSchema>;

@@ -1,12 +1,12 @@
 /** fs/canonicalize: the path with every symlink, `.` and `..` resolved, as a file URI. */
-import { realpath } from "node:fs/promises";
 import { pathToFileUri, type ParamsOf, type ResultOf } from "@execmux/shared";
-import { mappingFsErrors } from "./fs-error.js";
+import type { SessionContext } from "../context.js";
 import { fsPath } from "./fs-path.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { runReadOperation } from "./run-operation.js";
+import { fsConfinement } from "./sandbox-gate.js";
 
-export async function fsCanonicalize(params: ParamsOf<"fs/canonicalize">): Promise<ResultOf<"fs/canonicalize">> {
+export async function fsCanonicalize(params: ParamsOf<"fs/canonicalize">, context: SessionContext): Promise<ResultOf<"fs/canonicalize">> {
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
-  return { path: pathToFileUri(await mappingFsErrors(() => realpath(path))) };
+  const confinement = await fsConfinement(params.sandbox, "read", context);
+  return { path: pathToFileUri(await runReadOperation(confinement, "canonicalPath", [path], context.signal)) };
 }

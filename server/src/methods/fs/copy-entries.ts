@@ -8,10 +8,11 @@
 import { constants } from "node:fs";
 import { open, opendir, readlink, realpath, stat, symlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
 import { RpcError, invalidRequest } from "../../rpc/rpc-error.js";
 import { createDirectoryAll } from "./create-directory-all.js";
 import { entryPath } from "./directory-entries.js";
+import { refuseHardLinkedFile } from "./hard-links.js";
 import { COPY_CHUNK_BYTES } from "./limits.js";
 
 const { O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
@@ -28,7 +29,8 @@ async function writeAll(output: FileHandle, bytes: Buffer, position: number): Pr
   }
 }
 
-export async function copyRegularFile(source: string, destination: string, signal: AbortSignal): Promise<void> {
+/** `refuseHardLinked`: under a sandbox, an existing destination with other links is not written (write-operations.ts). */
+export async function copyRegularFile(source: string, destination: string, signal: AbortSignal, refuseHardLinked = false): Promise<void> {
   // Non-blocking and not through a symlink: the entry was a regular file
   // when looked at, and whatever replaced it since is refused, not waited on.
   const input = await open(source, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -41,6 +43,7 @@ export async function copyRegularFile(source: string, destination: string, signa
       const destinationStats = await output.stat();
       // Upstream truncates a file copied onto itself, losing it; execmux leaves it as it is.
       if (destinationStats.dev === sourceStats.dev && destinationStats.ino === sourceStats.ino) return;
+      if (refuseHardLinked) refuseHardLinkedFile(destination, destinationStats);
       await output.truncate(0);
       const buffer = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
       for (let position = 0; ; ) {
@@ -65,14 +68,14 @@ export async function copySymlink(source: string, destination: string): Promise<
 }
 
 /** Merges the tree at `source` into `destination` (made if missing), in the order the filesystem lists entries. */
-export async function copyDirectory(source: string, destination: string, signal: AbortSignal): Promise<void> {
+export async function copyDirectory(source: string, destination: string, signal: AbortSignal, refuseHardLinked = false): Promise<void> {
   await createDirectoryAll(destination);
   for await (const dirent of await opendir(source)) {
     checkOpen(signal);
     const from = entryPath(source, dirent.name);
     const to = entryPath(destination, dirent.name);
-    if (dirent.isDirectory()) await copyDirectory(from, to, signal);
-    else if (dirent.isFile()) await copyRegularFile(from, to, signal);
+    if (dirent.isDirectory()) await copyDirectory(from, to, signal, refuseHardLinked);
+    else if (dirent.isFile()) await copyRegularFile(from, to, signal, refuseHardLinked);
     else if (dirent.isSymbolicLink()) await copySymlink(from, to);
   }
 }

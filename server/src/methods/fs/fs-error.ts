@@ -5,7 +5,7 @@
  * 2)`). Codex maps the codes back to io::ErrorKind and shows the message, so
  * both must match for a client to behave the same with either executor.
  */
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
 import { ioErrorKind, osErrorMessage } from "../../os-error.js";
 import { RpcError, internalError, invalidRequest } from "../../rpc/rpc-error.js";
 

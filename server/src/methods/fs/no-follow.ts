@@ -43,11 +43,14 @@ export async function openForReadNoFollow(path: string): Promise<FileHandle> {
   }
 }
 
-/** Creates or truncates a file for writing (non-blocking: a FIFO without a reader fails with ENXIO instead of waiting). */
-export function openForWriteNoFollow(path: string): Promise<FileHandle> {
+/**
+ * Creates a file for writing, truncated unless `truncate` is false
+ * (non-blocking: a FIFO without a reader fails with ENXIO instead of waiting).
+ */
+export function openForWriteNoFollow(path: string, truncate = true): Promise<FileHandle> {
   return withParentDirectory(path, (parent, name) => {
     if (name === undefined) throw mustNameAnEntry();
-    return open(inDirectory(parent, name), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o666);
+    return open(inDirectory(parent, name), O_WRONLY | O_CREAT | (truncate ? O_TRUNC : 0) | O_NOFOLLOW | O_NONBLOCK, 0o666);
   });
 }
 

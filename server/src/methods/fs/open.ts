@@ -5,12 +5,12 @@ import { checkHandleId, fileHandlesOf } from "./file-handles.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
 import { openRegularFile } from "./regular-file.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { checkDirectRead } from "./sandbox-gate.js";
 
 export async function fsOpen(params: ParamsOf<"fs/open">, context: SessionContext): Promise<ResultOf<"fs/open">> {
   checkHandleId(params.handleId);
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
+  checkDirectRead(params.sandbox);
   await fileHandlesOf(context).open(params.handleId, () => mappingFsErrors(() => openRegularFile(path)));
   return { handleId: params.handleId };
 }

@@ -1,35 +1,43 @@
 /**
  * fs/readFile: a whole regular file, base64, up to MAX_READ_FILE_BYTES
  * (limits.ts). Reads of large files take turns across the daemon
- * (read-budget.ts) and on the connection (reply-lane.ts).
+ * (read-budget.ts) and on the connection (reply-lane.ts). Under a profile
+ * that does not read the whole disk, the read runs inside the sandbox
+ * (read-operations.ts).
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import type { FileHandle } from "node:fs/promises";
-import { invalidRequest } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
-import { MAX_READ_BLOCK_BYTES, MAX_READ_FILE_BYTES } from "./limits.js";
-import { openForReadNoFollow } from "./no-follow.js";
+import { MAX_READ_FILE_BYTES } from "./limits.js";
+import { openForReadFile, readToEnd } from "./read-operations.js";
 import { wholeFileReads } from "./read-budget.js";
-import { openRegularFile, readAt } from "./regular-file.js";
 import { withReplyLane } from "./reply-lane.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
-
-const tooLarge = () => invalidRequest(`file is too large to read: limit is ${MAX_READ_FILE_BYTES} bytes`);
+import { runReadOperation } from "./run-operation.js";
+import { fsConfinement } from "./sandbox-gate.js";
 
 /** A file's size as reported is what the daemon reserves; one smaller than this reserves this much. */
 const SMALLEST_RESERVATION = 64 * 1024;
 
 export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: SessionContext): Promise<ResultOf<"fs/readFile">> {
   const path = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
-  return withReplyLane(context, () =>
-    mappingFsErrors(async () => {
-      const file = params.followSymlinks === false ? await openForReadNoFollow(path) : await openRegularFile(path);
+  const followSymlinks = params.followSymlinks !== false;
+  // In the lane at once (before any await): replies take turns in the order requests came.
+  return withReplyLane(context, async () => {
+    const confinement = await fsConfinement(params.sandbox, "read", context);
+    if (confinement) {
+      // The size is only known inside: the cap is reserved.
+      const release = await wholeFileReads.reserve(MAX_READ_FILE_BYTES, context.signal);
       try {
-        const { size } = await file.stat();
-        if (size > MAX_READ_FILE_BYTES) throw tooLarge();
+        const bytes = await runReadOperation(confinement, "readFileBytes", [path, followSymlinks], context.signal);
+        return { dataBase64: bytes.toString("base64") };
+      } finally {
+        setImmediate(release);
+      }
+    }
+    return mappingFsErrors(async () => {
+      const { file, size } = await openForReadFile(path, followSymlinks);
+      try {
         // A file that grows past its reported size (a /proc file reports 0)
         // overshoots its reservation by at most the cap.
         const release = await wholeFileReads.reserve(Math.max(size, SMALLEST_RESERVATION), context.signal);
@@ -41,21 +49,6 @@ export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: Sessi
       } finally {
         await file.close();
       }
-    }),
-  );
-}
-
-/** The file's bytes from its start to its end, refused once past the cap. */
-async function readToEnd(file: FileHandle): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for (;;) {
-    // One byte past the cap is enough to know the file is too large.
-    const wanted = Math.min(MAX_READ_BLOCK_BYTES, MAX_READ_FILE_BYTES + 1 - total);
-    const chunk = await readAt(file, total, wanted);
-    chunks.push(chunk);
-    total += chunk.length;
-    if (total > MAX_READ_FILE_BYTES) throw tooLarge();
-    if (chunk.length < wanted) return Buffer.concat(chunks, total);
-  }
+    });
+  });
 }

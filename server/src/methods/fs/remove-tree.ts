@@ -7,7 +7,7 @@
  * time, and the removal stops when its connection closes.
  */
 import { opendir, rmdir, unlink, type FileHandle } from "node:fs/promises";
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
 import { RpcError } from "../../rpc/rpc-error.js";
 import { descriptorPath, inDirectory, openChildDirectory } from "./descriptor-paths.js";
 import { errnoOf } from "./fs-error.js";

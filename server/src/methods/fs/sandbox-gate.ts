@@ -1,64 +1,29 @@
 /**
- * What an fs/* call's `sandbox` allows without an OS sandbox, as upstream
- * decides it (local_file_system.rs): reads run directly when the profile
- * grants full-disk read, writes when it grants full-disk write; anything
- * narrower needs a sandboxed helper, which execmux does not have yet, so it
- * fails closed with upstream's words for a missing helper. The one place the
- * sandbox work replaces once it lands.
+ * How an fs/* call with a `sandbox` runs, as upstream decides it
+ * (local_file_system.rs): reads directly when the profile reads the whole
+ * disk, writes directly when it writes the whole disk (sandbox/whole-disk.ts),
+ * anything else inside the sandbox (run-operation.ts). The context's paths
+ * are checked first, with upstream's codes and words.
  */
-import type { FsPermissionProfile, FsSandboxContext, FsSandboxEntry } from "@execmux/shared";
+import type { FileSystemSandboxEntry, WireFileSystemSandboxContext } from "@execmux/shared";
 import { invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
+import { daemonHiddenPaths } from "../../sandbox/hidden-paths.js";
+import { prepareFsSandbox, type PreparedFsSandbox } from "../../sandbox/index.js";
+import { readsWholeDisk, writesWholeDisk } from "../../sandbox/whole-disk.js";
+import type { HandlerContext } from "../context.js";
 import { pathUriError } from "./fs-path.js";
 
 export type FsAccess = "read" | "write";
 
-const isRoot = (entry: FsSandboxEntry) => entry.path.type === "special" && entry.path.value.kind === "root";
-const denies = (entry: FsSandboxEntry) => entry.access === "deny" || entry.access === "none";
-const samePath = (a: FsSandboxEntry, b: FsSandboxEntry) => JSON.stringify(a.path) === JSON.stringify(b.path);
-
 /** Entries resolved against the policy's cwd: project roots and relative globs. */
-function needsCwd(entry: FsSandboxEntry): boolean {
+function needsCwd(entry: FileSystemSandboxEntry): boolean {
   const { path } = entry;
   if (path.type === "glob_pattern") return !path.pattern.startsWith("/");
   return path.type === "special" && (path.value.kind === "project_roots" || path.value.kind === "current_working_directory");
 }
 
-/** A `:root` grant with nothing denied anywhere (a deny can hide any path). */
-function hasFullDiskRead(entries: readonly FsSandboxEntry[]): boolean {
-  return entries.some((entry) => isRoot(entry) && !denies(entry)) && !entries.some(denies);
-}
-
-/**
- * A `:root = write` grant that no other entry narrows. Stricter than
- * upstream where upstream's precedence rules are subtle (a deny is always
- * narrowing here): the cost of being stricter is a refused call, never a
- * write the profile forbids.
- */
-function hasFullDiskWrite(entries: readonly FsSandboxEntry[]): boolean {
-  if (!entries.some((entry) => isRoot(entry) && entry.access === "write")) return false;
-  return entries.every((entry) => {
-    if (entry.access === "write") return true;
-    if (denies(entry)) return false;
-    if (entry.path.type === "glob_pattern") return false;
-    if (entry.path.type === "special" && ["root", "minimal", "unknown"].includes(entry.path.value.kind)) return true;
-    // A read-only path narrows `:root = write` unless a write entry for the same target overrides it.
-    return entries.some((other) => other.access === "write" && samePath(other, entry));
-  });
-}
-
-function grants(profile: FsPermissionProfile, access: FsAccess): boolean {
-  if (profile.type !== "managed" || profile.file_system.type === "unrestricted") return true;
-  const { entries } = profile.file_system;
-  return access === "read" ? hasFullDiskRead(entries) : hasFullDiskWrite(entries);
-}
-
-/**
- * Throws unless an fs call with this `sandbox` may run directly: the
- * context's paths must parse (-32602) and suit this host (-32600), and the
- * profile must not need a sandboxed helper for `access` (-32600).
- */
-export function checkFsSandbox(sandbox: FsSandboxContext | null | undefined, access: FsAccess): void {
-  if (!sandbox) return;
+/** The context's paths must parse (-32602), the profile's cwd be known if it needs one (-32602), and its paths suit this host (-32600). */
+function checkContextPaths(sandbox: WireFileSystemSandboxContext): void {
   const entries = sandbox.permissions.type === "managed" && sandbox.permissions.file_system.type === "restricted"
     ? sandbox.permissions.file_system.entries
     : [];
@@ -73,5 +38,32 @@ export function checkFsSandbox(sandbox: FsSandboxContext | null | undefined, acc
     const error = entry.path.type === "path" ? pathUriError(entry.path.path) : undefined;
     if (error) throw invalidRequest(`invalid sandbox permission path URI: ${error.reason}`);
   }
-  if (!grants(sandbox.permissions, access)) throw invalidRequest("sandboxed filesystem operations require configured runtime paths");
+}
+
+/**
+ * Undefined when the call runs directly; else the sandbox to run it in, or
+ * a -32602 saying why none can be made here (no bubblewrap, user namespaces
+ * off, an entry bubblewrap cannot enforce).
+ */
+export async function fsConfinement(
+  sandbox: WireFileSystemSandboxContext | null | undefined,
+  access: FsAccess,
+  { connection }: Pick<HandlerContext, "connection">,
+): Promise<PreparedFsSandbox | undefined> {
+  if (!sandbox) return undefined;
+  checkContextPaths(sandbox);
+  if (access === "read" ? readsWholeDisk(sandbox.permissions) : writesWholeDisk(sandbox.permissions)) return undefined;
+  return prepareFsSandbox(sandbox, { hiddenPaths: daemonHiddenPaths(connection.deps.config, connection.deps.spawner) });
+}
+
+/**
+ * For the reads that cannot run in a short-lived helper (a streamed read
+ * holds its file open across calls; a walk answers in pieces): directly
+ * under a profile that reads the whole disk, else refused with upstream's
+ * words for a missing helper.
+ */
+export function checkDirectRead(sandbox: WireFileSystemSandboxContext | null | undefined): void {
+  if (!sandbox) return;
+  checkContextPaths(sandbox);
+  if (!readsWholeDisk(sandbox.permissions)) throw invalidRequest("sandboxed filesystem operations require configured runtime paths");
 }

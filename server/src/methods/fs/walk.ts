@@ -19,7 +19,7 @@ import { MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES } from "./limits
 import { SmallestNames } from "./name-order.js";
 import { pathMetadata } from "./path-metadata.js";
 import { withReplyLane } from "./reply-lane.js";
-import { checkFsSandbox } from "./sandbox-gate.js";
+import { checkDirectRead } from "./sandbox-gate.js";
 import { MetadataLookahead } from "./walk-lookahead.js";
 import { WalkFull, WalkOutcome } from "./walk-outcome.js";
 
@@ -37,7 +37,7 @@ function checkLimits(options: FsWalkOptions): void {
 export async function fsWalk(params: ParamsOf<"fs/walk">, context: SessionContext): Promise<ResultOf<"fs/walk">> {
   checkLimits(params.options);
   const root = fsPath(params.path);
-  checkFsSandbox(params.sandbox, "read");
+  checkDirectRead(params.sandbox);
   return withReplyLane(context, async () => {
     const { stats, isSymlink } = await mappingFsErrors(() => pathMetadata(root));
     const outcome = new WalkOutcome();
