@@ -1,11 +1,14 @@
 /**
  * fs/readFile: a whole regular file, base64, up to MAX_READ_FILE_BYTES
  * (limits.ts). Reads of large files take turns across the daemon
- * (read-budget.ts) and on the connection (reply-lane.ts).
+ * (read-budget.ts) and on the connection (reply-lane.ts), and each waits
+ * for room in the connection's reply budget (rpc/reply-budget.ts) and
+ * reserves its reply there before it reads: a client that asks for many
+ * files and takes none of them holds at most one reply in the daemon.
  */
-import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { FileHandle } from "node:fs/promises";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { ErrorCode, type ParamsOf, type ResultOf } from "@execmux/shared";
+import { RpcError, invalidRequest } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
@@ -21,6 +24,9 @@ const tooLarge = () => invalidRequest(`file is too large to read: limit is ${MAX
 /** A file's size as reported is what the daemon reserves; one smaller than this reserves this much. */
 const SMALLEST_RESERVATION = 64 * 1024;
 
+/** The reply's size for `fileBytes`: base64 of the file, and the envelope around it. */
+const replyBytesFor = (fileBytes: number) => Math.ceil(fileBytes / 3) * 4 + 128;
+
 export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: SessionContext): Promise<ResultOf<"fs/readFile">> {
   const path = fsPath(params.path);
   checkFsSandbox(params.sandbox, "read");
@@ -30,6 +36,10 @@ export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: Sessi
       try {
         const { size } = await file.stat();
         if (size > MAX_READ_FILE_BYTES) throw tooLarge();
+        const replyBytes = replyBytesFor(Math.max(size, SMALLEST_RESERVATION));
+        await context.whenReplyRoom(replyBytes);
+        if (context.signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+        context.reserveReply(replyBytes);
         // A file that grows past its reported size (a /proc file reports 0)
         // overshoots its reservation by at most the cap.
         const release = await wholeFileReads.reserve(Math.max(size, SMALLEST_RESERVATION), context.signal);
