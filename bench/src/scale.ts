@@ -34,6 +34,8 @@ export interface ScaleResult {
 export interface ShutdownResult {
   /** SIGTERM until the daemon has exited and none of its processes is left. */
   readonly shutdownMs: number;
+  /** SIGTERM until the daemon's exit. */
+  readonly daemonExitMs: number;
   /** Processes still there when the wait gave up, the daemon among them if it had not exited (0: all gone). */
   readonly processesLeft: number;
 }
@@ -119,23 +121,24 @@ export async function scaleToLimit(daemon: DaemonProcess, options: ScaleOptions)
 /**
  * SIGTERM to the daemon with the fleet running: the time until the daemon
  * has exited and no process it started is left (a zombie counts as gone:
- * it is dead, and init reaps it once the daemon is). The daemon is gone
- * afterwards; the caller starts another.
+ * it is dead, and init reaps it once the daemon is). The daemon's exit is
+ * awaited, not polled, and the pids are looked at only after it: scanning
+ * 4,096 /proc entries every few ms would take the CPU the shutdown needs.
+ * The daemon is gone afterwards; the caller starts another.
  */
 export async function shutdown(daemon: DaemonProcess, fleet: ScaleFleet): Promise<ShutdownResult> {
-  let daemonExited = daemon.child.exitCode !== null || daemon.child.signalCode !== null;
-  daemon.child.once("exit", () => (daemonExited = true));
   const started = performance.now();
+  const exited = new Promise<number>((resolve) => daemon.child.once("exit", () => resolve(performance.now() - started)));
   daemon.child.kill("SIGTERM");
-  let left = fleet.pids;
-  while (performance.now() - started < SHUTDOWN_WAIT_MS) {
-    left = left.filter(isRunning);
-    if (daemonExited && left.length === 0) break;
+  const daemonExitMs = await Promise.race([exited, sleep(SHUTDOWN_WAIT_MS).then(() => Number.NaN)]);
+  let left = fleet.pids.filter(isRunning);
+  while (left.length > 0 && performance.now() - started < SHUTDOWN_WAIT_MS) {
     await sleep(10);
+    left = left.filter(isRunning);
   }
   const shutdownMs = performance.now() - started;
   for (const client of fleet.clients) client.close();
-  return { shutdownMs, processesLeft: left.length + (daemonExited ? 0 : 1) };
+  return { shutdownMs, daemonExitMs, processesLeft: left.length + (Number.isNaN(daemonExitMs) ? 1 : 0) };
 }
 
 /** True while the pid exists and is not a zombie. */
