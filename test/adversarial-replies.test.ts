@@ -13,7 +13,7 @@ import { spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { httpUrl } from "./helpers/http.js";
 import { residentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
-import { WireClient, type WireMessage } from "./helpers/wire-client.js";
+import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
 
 const MiB = 1024 * 1024;
 
@@ -92,6 +92,32 @@ describe("a resume that is owed the output of many processes", () => {
       );
       expect(sha256(output)).toBe(sha256(expectedOutput(k)));
     }
+  });
+});
+
+describe("a process whose replay has caught up", () => {
+  it("runs again and its live output follows the replay, seqs dense, nothing doubled", async () => {
+    const daemon = await spawnTestDaemon(["--retained-bytes", String(4 * MiB)]);
+    const first = await WireClient.connect(daemon.url);
+    const { sessionId } = await first.call<{ sessionId: string }>("initialize", { clientName: "before" });
+    first.send({ method: "initialized" });
+    const argv = ["sh", "-c", "seq 1 100000; read x; echo \"after $x\""];
+    await first.call("process/start", { processId: "waits", argv, cwd: "/", env: {}, pipeStdin: true });
+    await first.next((message) => message.method === "process/output" && String(unb64(message.params?.chunk)).endsWith("100000\n"));
+    first.close();
+    await first.closed;
+
+    const second = await WireClient.connect(daemon.url);
+    await second.call("initialize", { clientName: "after", resumeSessionId: sessionId, cursors: { waits: 0 } });
+    second.send({ method: "initialized" });
+    await second.next((message) => message.method === "process/output" && String(unb64(message.params?.chunk)).endsWith("100000\n"));
+    // Paused while it was replayed: it must read and print again now.
+    await second.call("process/write", { processId: "waits", chunk: b64("go\n") });
+    await second.closedOf("waits");
+    const seqs = second.notifications("waits").map((event) => Number(event.params?.seq));
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+    const lines = Array.from({ length: 100_000 }, (_, index) => `${index + 1}\n`).join("");
+    expect(second.output("waits")).toBe(`${lines}after go\n`);
   });
 });
 
