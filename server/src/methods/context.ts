@@ -34,8 +34,8 @@ export interface HandlerContext {
   reserveReply(bytes: number): void;
   /**
    * Resolves once a reply of `bytes` fits in that bound (one larger than
-   * the whole bound: once the client has taken everything it was sent), or
-   * the connection closed. A handler awaits it, then reserves, before it
+   * the room left: once at most half the bound is owed, so one such reply
+   * at a time), or the connection closed. A handler awaits it, then reserves, before it
    * builds a large reply, so replies a client does not take never add up.
    */
   whenReplyRoom(bytes: number): Promise<void>;

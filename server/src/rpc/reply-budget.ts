@@ -48,10 +48,14 @@ export class ReplyBudget {
 
   /**
    * Resolves once a reply of `bytes` fits: with room for it, or, for one
-   * larger than the whole bound, with nothing owed at all (such a reply
-   * passes the bound alone, as process/read's first chunk may). Waiters are
-   * let through in arrival order; `recheck` must be called whenever bytes
-   * were sent. An aborted `signal` resolves it too (the caller checks).
+   * larger than the room, once the connection owes at most half the bound
+   * (where the inbound gate reads again). Such a reply may pass the bound,
+   * as process/read's first chunk may, but only one at a time: once it is
+   * reserved, the next waits until the client has taken it. Waiting for
+   * nothing owed at all instead would starve a large reply on a connection
+   * whose processes keep the socket busy with output. Waiters are let
+   * through in arrival order; `recheck` must be called whenever bytes were
+   * sent. An aborted `signal` resolves it too (the caller checks).
    */
   whenRoom(bytes: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted || (this.waiters.length === 0 && this.fits(bytes))) return Promise.resolve();
@@ -78,7 +82,7 @@ export class ReplyBudget {
   }
 
   private fits(bytes: number): boolean {
-    return this.roomBytes >= Math.min(bytes, this.limitBytes);
+    return this.roomBytes >= bytes || this.owedBytes <= this.limitBytes / 2;
   }
 
   /**
