@@ -128,6 +128,23 @@ describe("fs/readFile from a client that never reads", () => {
   // briefly held together while it is built. 200 of them held at once would be 2.7 GB.
   const BOUND = 96 * MiB;
 
+  it("answers a large file on a connection whose process keeps the socket busy with output", async () => {
+    const path = join(scratchDirectory("read-file-busy"), "ten-megabytes");
+    writeFileSync(path, Buffer.alloc(FILE_BYTES, "y"));
+    const daemon = await spawnTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    await client.call("initialize", { clientName: "busy", binaryOutput: true });
+    client.send({ method: "initialized" });
+    // Output as fast as the client takes it, dropped as it arrives.
+    const discard = setInterval(() => (client.binaryFrames.length = 0), 10);
+    await client.call("process/start", { processId: "flood", argv: ["cat", "/dev/zero"], cwd: "/", env: {} });
+    await client.next((message) => message.method === "binary");
+    const read = await client.call<{ dataBase64: string }>("fs/readFile", { path });
+    expect(Buffer.from(read.dataBase64, "base64").length).toBe(FILE_BYTES);
+    clearInterval(discard);
+    client.close();
+  });
+
   it(`holds one reply at a time: the daemon grows by less than ${BOUND / MiB} MiB and a bystander is served`, async () => {
     const path = join(scratchDirectory("read-file-budget"), "ten-megabytes");
     writeFileSync(path, Buffer.alloc(FILE_BYTES, "x"));
