@@ -134,51 +134,6 @@ export async function retainOutput(daemon: DaemonProcess, megabytes: number): Pr
   }
 }
 
-/**
- * 1,000 processes (100 sockets x 10) printing a timestamped line each second:
- * delivery delay p99, daemon RSS and CPU share.
- */
-export async function scale(daemon: DaemonProcess, sockets: number, perSocket: number, seconds: number) {
-  const clients = await Promise.all(Array.from({ length: sockets }, () => connect(daemon.url)));
-  const delays: number[] = [];
-  let measuring = false;
-  // Wall clock with sub-millisecond resolution, like bash's $EPOCHREALTIME.
-  const nowSeconds = () => (performance.timeOrigin + performance.now()) / 1000;
-  const perClient = await Promise.all(
-    clients.map(async (client) => {
-      const started: ProcessHandle[] = [];
-      for (let index = 0; index < perSocket; index++) {
-        const handle = await client.start({
-          argv: ["bash", "-c", "while :; do echo $EPOCHREALTIME; read -t 1; done"],
-          pipeStdin: true,
-        });
-        handle.onOutput((event) => {
-          if (!measuring) return;
-          const now = nowSeconds();
-          for (const line of Buffer.from(event.data).toString().trim().split("\n")) delays.push((now - Number(line)) * 1000);
-        });
-        started.push(handle);
-      }
-      return started;
-    }),
-  );
-  const handles = perClient.flat();
-  measuring = true;
-  const cpuBefore = daemon.cpuSeconds();
-  const started = performance.now();
-  let peakRss = 0;
-  while (performance.now() - started < seconds * 1000) {
-    peakRss = Math.max(peakRss, daemon.rss());
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const cpuShare = (daemon.cpuSeconds() - cpuBefore) / ((performance.now() - started) / 1000);
-  measuring = false;
-  await Promise.all(handles.map((handle) => handle.terminate()));
-  for (const client of clients) client.close();
-  sortNumbers(delays);
-  return { processes: handles.length, lines: delays.length, deliveryP50Ms: percentile(delays, 50), deliveryP99Ms: percentile(delays, 99), peakRss, cpuShare };
-}
-
 /** Daemon memory per idle process and per idle session (RSS delta / count). */
 export async function idleMemory(daemon: DaemonProcess, count: number) {
   const settle = () => new Promise((resolve) => setTimeout(resolve, 500));

@@ -127,6 +127,26 @@ export class WireClient {
     (this.socket as unknown as { _socket: { resume(): void } })._socket.resume();
   }
 
+  /**
+   * Reads like a slow client: after each network read, stops reading for
+   * `pauseMs`. `onRead` runs on each read. Returns what ends the throttling.
+   */
+  throttleReading(pauseMs: number, onRead: () => void = () => undefined): () => void {
+    const tcp = (this.socket as unknown as { _socket: NodeJS.ReadableStream & { pause(): void; resume(): void } })._socket;
+    let timer: NodeJS.Timeout | undefined;
+    const onData = () => {
+      onRead();
+      tcp.pause();
+      timer = setTimeout(() => tcp.resume(), pauseMs);
+    };
+    tcp.on("data", onData);
+    return () => {
+      clearTimeout(timer);
+      tcp.off("data", onData);
+      tcp.resume();
+    };
+  }
+
   close(): void {
     this.socket.close();
   }

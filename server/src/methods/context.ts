@@ -32,6 +32,13 @@ export interface HandlerContext {
   replyRoomBytes(): number;
   /** Counts `bytes` of the reply being built against that bound until it is queued. */
   reserveReply(bytes: number): void;
+  /**
+   * Resolves once a reply of `bytes` fits in that bound (one larger than
+   * the room left: once at most half the bound is owed, so one such reply
+   * at a time), or the connection closed. A handler awaits it, then reserves, before it
+   * builds a large reply, so replies a client does not take never add up.
+   */
+  whenReplyRoom(bytes: number): Promise<void>;
 }
 
 export interface SessionContext extends HandlerContext {

@@ -176,21 +176,22 @@ export class ManagedProcess {
   }
 
   /**
-   * Every retained event after `cursor` in seq order (output, exit, close),
-   * and what was evicted after it: a resume with cursors sends these as
-   * ordinary notifications.
+   * The first retained event after `cursor` (output, exit or close), for a
+   * resume with cursors, which sends them one at a time as the socket
+   * drains; undefined once the replay has caught up with the process.
    */
-  replayAfter(cursor: number): { gap: OutputGap | undefined; events: ProcessEvent[] } {
-    const events: ProcessEvent[] = [];
-    for (const chunk of this.log.chunksAfter(cursor)) {
-      events.push({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data });
-    }
-    if (this.exit && this.exit.seq > cursor) {
-      events.push({ kind: "exited", seq: this.exit.seq, exitCode: this.exit.code });
-    }
-    if (this.closedSeq !== undefined && this.closedSeq > cursor) events.push({ kind: "closed", seq: this.closedSeq });
-    events.sort((a, b) => a.seq - b.seq);
-    return { gap: this.log.gapAfter(cursor, this.exit?.seq), events };
+  eventAfter(cursor: number): ProcessEvent | undefined {
+    const candidates: ProcessEvent[] = [];
+    const chunk = this.log.firstAfter(cursor);
+    if (chunk) candidates.push({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data });
+    if (this.exit && this.exit.seq > cursor) candidates.push({ kind: "exited", seq: this.exit.seq, exitCode: this.exit.code });
+    if (this.closedSeq !== undefined && this.closedSeq > cursor) candidates.push({ kind: "closed", seq: this.closedSeq });
+    return candidates.reduce<ProcessEvent | undefined>((first, event) => (first && first.seq < event.seq ? first : event), undefined);
+  }
+
+  /** What was evicted after `cursor` (a resume sends it as process/gap), or undefined. */
+  gapAfter(cursor: number): OutputGap | undefined {
+    return this.log.gapAfter(cursor, this.exit?.seq);
   }
 
   info(): ProcessInfo {

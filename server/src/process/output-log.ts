@@ -136,7 +136,12 @@ export class OutputLog {
     return result;
   }
 
-  /** Every retained chunk with seq > afterSeq, for replay. */
+  /** The oldest retained chunk with seq > afterSeq, for a replay that goes one chunk at a time. */
+  firstAfter(afterSeq: number): RetainedChunk | undefined {
+    return this.chunks[this.indexAfter(afterSeq)];
+  }
+
+  /** Every retained chunk with seq > afterSeq. */
   *chunksAfter(afterSeq: number): Iterable<RetainedChunk> {
     for (let index = this.indexAfter(afterSeq); index < this.chunks.length; index++) {
       yield this.chunks[index]!;

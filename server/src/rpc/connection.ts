@@ -28,6 +28,7 @@ import { InboundGate } from "./inbound-gate.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
+import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
 import type { MessageTransport } from "./transport.js";
@@ -75,6 +76,8 @@ export class Connection implements SessionSink {
   /** Replies the client has not taken yet; past the bound no further frame is read. */
   private readonly replyBudget: ReplyBudget;
   private readonly inbound: InboundGate;
+  /** A resume with cursors whose replay the socket has not taken all of yet. */
+  private replayer: Replay | undefined;
 
   constructor(
     private readonly socket: MessageTransport,
@@ -96,7 +99,12 @@ export class Connection implements SessionSink {
     this.inbound = new InboundGate(socket, this.replyBudget, this.rateLimiter, (data) => this.guarded(() => this.onFrame(data)), (reason) =>
       deps.metrics.readPauses.inc({ reason }),
     );
-    this.outbound.onProgress = () => this.inbound.recheck();
+    this.outbound.onProgress = () => {
+      this.inbound.recheck();
+      this.replyBudget.recheck();
+      // Runs inside the outbound's send loop: a failure here ends this connection only.
+      if (this.replayer) this.guarded(() => this.replayer?.pump());
+    };
     this.handshakeTimer = setTimeout(() => {
       deps.log.info("no initialize in time; closing the connection");
       socket.close(1008, "initialize was not sent in time");
@@ -209,6 +217,8 @@ export class Connection implements SessionSink {
   evicted(): void {
     this.wasEvicted = true;
     this.currentSession = undefined;
+    // The new connection's replay (if any) starts from its own cursors.
+    this.replayer?.close();
     this.closing.abort();
     this.deps.log.info("session taken over by another connection");
     // After the failed long-polls' replies, which are already queued.
@@ -220,21 +230,27 @@ export class Connection implements SessionSink {
 
   /**
    * Resume with cursors: every retained event after each cursor, as ordinary
-   * notifications, preceded by a `process/gap` when some were evicted. Runs
-   * right after the initialize reply and before any I/O callback, so no live
-   * event of these processes can overtake the replay.
+   * notifications, preceded by a `process/gap` when some were evicted. Sent
+   * as the socket drains (rpc/replay.ts), never more at once than the
+   * connection's bounds; a replayed process's live events follow its replay.
    */
   replay(session: Session, cursors: Readonly<Record<string, number>>): void {
+    const replayer = (this.replayer ??= new Replay({
+      hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
+      sendGap: (process, gap) =>
+        this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc), 0),
+      sendEvent: (process, event) => this.sendProcessEvent(process, event),
+    }));
     for (const [processId, cursor] of Object.entries(cursors)) {
       const process = session.find(processId);
-      if (!process) continue;
-      const { gap, events } = process.replayAfter(cursor);
-      if (gap) this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId, ...gap }, this.jsonrpc), 0);
-      for (const event of events) this.processEvent(process, event);
+      if (process) replayer.add(process, cursor);
     }
+    replayer.pump();
   }
 
   processEvent(process: ManagedProcess, event: ProcessEvent): void {
+    // Its replay will read this event from the process's log, in its place.
+    if (this.replayer?.covers(process)) return;
     // Called from the process's I/O: a failure here must not reach the process or the daemon.
     this.guarded(() => this.sendProcessEvent(process, event));
   }
@@ -359,6 +375,7 @@ export class Connection implements SessionSink {
       whenWritable: () => this.outbound.whenWritable(),
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
+      whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
     };
   }
 
@@ -422,6 +439,7 @@ export class Connection implements SessionSink {
 
   private onClose(): void {
     this.inbound.close();
+    this.replayer?.close();
     clearTimeout(this.handshakeTimer);
     clearTimeout(this.idleTimer);
     this.stopHeartbeat();

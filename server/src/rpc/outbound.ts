@@ -127,7 +127,8 @@ export class Outbound {
     return new Promise((resolve) => this.writableWaiters.push(resolve));
   }
 
-  private get writable(): boolean {
+  /** Nothing waits here and the socket buffers less than its high-water mark. */
+  get writable(): boolean {
     return this.control.length === 0 && this.socket.bufferedAmount < this.limits.socketHighWaterBytes;
   }
 

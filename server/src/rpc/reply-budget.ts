@@ -6,12 +6,21 @@
  * `process/read` can answer with a megabyte and a half of base64).
  *
  * The inbound gate reads no further frame while the budget is spent, and a
- * handler whose reply can be large (process/read) sizes it to the room left.
+ * handler whose reply can be large sizes it to the room left (process/read)
+ * or waits for room for it before building it (fs/readFile).
  */
+
+interface RoomWaiter {
+  readonly bytes: number;
+  readonly resolve: () => void;
+}
+
 export class ReplyBudget {
   private reservedBytes = 0;
   /** Set once the bound was passed; cleared below half of it (hysteresis, so reading does not flap). */
   private spent = false;
+  /** Replies waiting for room, in arrival order. */
+  private waiters: RoomWaiter[] = [];
 
   constructor(
     readonly limitBytes: number,
@@ -38,6 +47,45 @@ export class ReplyBudget {
   }
 
   /**
+   * Resolves once a reply of `bytes` fits: with room for it, or, for one
+   * larger than the room, once the connection owes at most half the bound
+   * (where the inbound gate reads again). Such a reply may pass the bound,
+   * as process/read's first chunk may, but only one at a time: once it is
+   * reserved, the next waits until the client has taken it. Waiting for
+   * nothing owed at all instead would starve a large reply on a connection
+   * whose processes keep the socket busy with output. Waiters are let
+   * through in arrival order; `recheck` must be called whenever bytes were
+   * sent. An aborted `signal` resolves it too (the caller checks).
+   */
+  whenRoom(bytes: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || (this.waiters.length === 0 && this.fits(bytes))) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter: RoomWaiter = {
+        bytes,
+        resolve: () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        this.waiters = this.waiters.filter((other) => other !== waiter);
+        waiter.resolve();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Lets waiting replies through that fit now. */
+  recheck(): void {
+    while (this.waiters.length > 0 && this.fits(this.waiters[0]!.bytes)) this.waiters.shift()!.resolve();
+  }
+
+  private fits(bytes: number): boolean {
+    return this.roomBytes >= bytes || this.owedBytes <= this.limitBytes / 2;
+  }
+
+  /**
    * Counts `bytes` of a reply that is being built against the bound until
    * it is queued (then the queue counts it); returns the release.
    */
@@ -48,6 +96,7 @@ export class ReplyBudget {
       if (released) return;
       released = true;
       this.reservedBytes -= bytes;
+      this.recheck();
     };
   }
 }

@@ -1,11 +1,15 @@
 /**
  * fs/readFile: a whole regular file, base64, up to MAX_READ_FILE_BYTES
  * (limits.ts). Reads of large files take turns across the daemon
- * (read-budget.ts) and on the connection (reply-lane.ts). Under a profile
- * that does not read the whole disk, the read runs inside the sandbox
- * (read-operations.ts).
+ * (read-budget.ts) and on the connection (reply-lane.ts), and each waits
+ * for room in the connection's reply budget (rpc/reply-budget.ts) and
+ * reserves its reply there before it reads: a client that asks for many
+ * files and takes none of them holds at most one reply in the daemon.
+ * Under a profile that does not read the whole disk, the read runs inside
+ * the sandbox (read-operations.ts).
  */
-import type { ParamsOf, ResultOf } from "@execmux/shared";
+import { ErrorCode, type ParamsOf, type ResultOf } from "@execmux/shared";
+import { RpcError } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
@@ -19,6 +23,16 @@ import { fsConfinement } from "./sandbox-gate.js";
 /** A file's size as reported is what the daemon reserves; one smaller than this reserves this much. */
 const SMALLEST_RESERVATION = 64 * 1024;
 
+/** The reply's size for `fileBytes`: base64 of the file, and the envelope around it. */
+const replyBytesFor = (fileBytes: number) => Math.ceil(fileBytes / 3) * 4 + 128;
+
+/** Waits until the connection's reply budget has room for `replyBytes`, then holds it for this reply. */
+async function reserveReplyRoom(context: SessionContext, replyBytes: number): Promise<void> {
+  await context.whenReplyRoom(replyBytes);
+  if (context.signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+  context.reserveReply(replyBytes);
+}
+
 export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: SessionContext): Promise<ResultOf<"fs/readFile">> {
   const path = fsPath(params.path);
   const followSymlinks = params.followSymlinks !== false;
@@ -27,6 +41,7 @@ export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: Sessi
     const confinement = await fsConfinement(params.sandbox, "read", context);
     if (confinement) {
       // The size is only known inside: the cap is reserved.
+      await reserveReplyRoom(context, replyBytesFor(MAX_READ_FILE_BYTES));
       const release = await wholeFileReads.reserve(MAX_READ_FILE_BYTES, context.signal);
       try {
         const bytes = await runReadOperation(confinement, "readFileBytes", [path, followSymlinks], context.signal);
@@ -38,6 +53,7 @@ export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: Sessi
     return mappingFsErrors(async () => {
       const { file, size } = await openForReadFile(path, followSymlinks);
       try {
+        await reserveReplyRoom(context, replyBytesFor(Math.max(size, SMALLEST_RESERVATION)));
         // A file that grows past its reported size (a /proc file reports 0)
         // overshoots its reservation by at most the cap.
         const release = await wholeFileReads.reserve(Math.max(size, SMALLEST_RESERVATION), context.signal);
