@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
-import { httpUrl } from "./helpers/http.js";
+import { metric } from "./helpers/http.js";
 import { residentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
@@ -20,16 +20,6 @@ const MiB = 1024 * 1024;
 async function spawnTestDaemon(extra: string[] = []): Promise<RunningDaemon & { pid: number }> {
   const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "silent", ...extra]);
   return { ...daemon, pid: daemon.child.pid! };
-}
-
-/** Sum of a metric's samples on the daemon's /metrics whose labels contain `labels` (0 when absent). */
-async function metric(url: string, name: string, labels = ""): Promise<number> {
-  const text = await (await fetch(`${httpUrl(url)}/metrics`)).text();
-  let total = 0;
-  for (const match of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, "gm"))) {
-    if ((match[1] ?? "").includes(labels)) total += Number(match[2]);
-  }
-  return total;
 }
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, ErrorCode } from "@execmux/client";
 import { spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
-import { handshake, httpUrl } from "./helpers/http.js";
+import { handshake, httpUrl, metric } from "./helpers/http.js";
 import { residentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
@@ -46,15 +46,6 @@ async function startBystander(url: string, token?: string) {
   };
 }
 
-/** Sum of a metric's samples on the daemon's /metrics whose labels contain `labels` (0 when absent). */
-async function metric(url: string, name: string, labels = ""): Promise<number> {
-  const text = await (await fetch(`${httpUrl(url)}/metrics`)).text();
-  let total = 0;
-  for (const match of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, "gm"))) {
-    if ((match[1] ?? "").includes(labels)) total += Number(match[2]);
-  }
-  return total;
-}
 const pausesFor = (url: string, reason: string) => metric(url, "execmux_read_pauses_total", `reason="${reason}"`);
 
 /** The daemon as a child process, so a crash shows as an exit and its memory is its own. */

@@ -13,7 +13,7 @@ import { describeMachine, type Machine } from "./machine.js";
 import { plainEcho } from "./plain-scenarios.js";
 import { scaleToLimit, shutdown } from "./scale.js";
 import * as scenario from "./scenarios.js";
-import { percentile, repeat, repeatInterleaved, sortNumbers, summarize, type Summary } from "./stats.js";
+import { percentile, repeat, repeatInterleaved, sortNumbers, summarize, type Row, type Summary } from "./stats.js";
 import { vsUpstream } from "./upstream.js";
 
 const quick = process.argv.includes("--quick");
@@ -26,17 +26,6 @@ const MiB = 1024 * 1024;
 const STREAM_BYTES = (quick ? 32 : 256) * MiB;
 const ROUND_TRIPS = quick ? 300 : 2000;
 
-interface Row {
-  scenario: string;
-  metric: string;
-  unit: string;
-  value: Summary;
-  baseline?: { name: string; value: Summary };
-  /** value / baseline (or baseline / value where lower is better). */
-  ratio?: number;
-  target?: string;
-  met?: boolean;
-}
 const rows: Row[] = [];
 
 function record(row: Row): void {

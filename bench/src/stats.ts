@@ -49,3 +49,20 @@ export async function repeatInterleaved<M extends Record<string, () => Promise<n
 export async function repeat(runs: number, measure: () => Promise<number>): Promise<Summary> {
   return (await repeatInterleaved(runs, { measure })).measure;
 }
+
+/** One row of the bench's table (and JSON). */
+export interface Row {
+  scenario: string;
+  metric: string;
+  unit: string;
+  value: Summary;
+  baseline?: { name: string; value: Summary };
+  /** value / baseline (or baseline / value where lower is better). */
+  ratio?: number;
+  target?: string;
+  /** false fails the run (exit 2). */
+  met?: boolean;
+}
+
+/** run.ts's record(), for sections in files of their own. */
+export type Recorder = (row: Row) => void;

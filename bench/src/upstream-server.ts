@@ -1,15 +1,14 @@
 /**
  * The upstream `codex exec-server` as a bench baseline: the pinned
  * @openai/codex that scripts/ensure-upstream.mjs installs (as the tests get
- * it), started the way test/helpers/upstream.ts starts it: loopback, an
- * ephemeral port, no auth, a scratch HOME and TMPDIR under .cache.
+ * it), started as the tests start it (scripts/launch-upstream.mjs).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
+import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 // @ts-expect-error: a plain .mjs script without types; its function and constants are used as they are.
-import { ensureUpstream, UPSTREAM_CODEX_VERSION, upstreamDir } from "../../scripts/ensure-upstream.mjs";
+import { ensureUpstream, UPSTREAM_CODEX_VERSION } from "../../scripts/ensure-upstream.mjs";
+// @ts-expect-error: a plain .mjs script without types; the launch the tests use too.
+import { launchUpstream } from "../../scripts/launch-upstream.mjs";
 
 export const upstreamVersion: string = UPSTREAM_CODEX_VERSION;
 
@@ -17,40 +16,14 @@ export class UpstreamServer {
   private constructor(
     readonly child: ChildProcess,
     readonly url: string,
-    private readonly scratch: string,
+    /** Kills it if still running, and removes its scratch HOME. */
+    private readonly kill: () => void,
   ) {}
 
   /** Installs the pinned upstream if missing (about 400 MB, once), then starts its exec-server. */
   static async start(): Promise<UpstreamServer> {
-    const binary = ensureUpstream() as string;
-    // Upstream refuses helper aliases under its TMPDIR, so TMPDIR is HOME's
-    // sibling rather than its parent (see test/helpers/upstream.ts).
-    const scratch = mkdtempSync(join(dirname(upstreamDir as string), "upstream-bench-"));
-    const home = join(scratch, "home");
-    const temporary = join(scratch, "tmp");
-    mkdirSync(join(home, ".codex"), { recursive: true });
-    mkdirSync(temporary);
-    const child = spawn(binary, ["exec-server", "--listen", "ws://127.0.0.1:0"], {
-      cwd: home,
-      env: { ...process.env, HOME: home, CODEX_HOME: join(home, ".codex"), TMPDIR: temporary },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr!.on("data", (data: Buffer) => (stderr += data.toString()));
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).on("line", (line) => {
-          if (line.startsWith("ws://")) resolve(line.trim());
-        });
-        child.once("error", reject);
-        child.once("exit", (code) => reject(new Error(`upstream exec-server exited (${code}) before printing its URL: ${stderr}`)));
-      });
-      return new UpstreamServer(child, url, scratch);
-    } catch (error) {
-      child.kill("SIGKILL");
-      rmSync(scratch, { recursive: true, force: true });
-      throw error;
-    }
+    const launched = (await launchUpstream(ensureUpstream() as string)) as { url: string; child: ChildProcess; stop(): void };
+    return new UpstreamServer(launched.child, launched.url, launched.stop);
   }
 
   get pid(): number {
@@ -69,6 +42,6 @@ export class UpstreamServer {
       this.child.kill("SIGTERM");
       await exited;
     }
-    rmSync(this.scratch, { recursive: true, force: true });
+    this.kill();
   }
 }

@@ -6,20 +6,8 @@
  */
 import { DaemonProcess } from "./daemon-process.js";
 import { plainEcho, plainIdleMemory, plainSpawnRate, plainThroughput, remoteLatency, type RemoteLatency } from "./plain-scenarios.js";
-import { percentile, repeatInterleaved, sortNumbers, summarize, type Summary } from "./stats.js";
+import { percentile, repeatInterleaved, sortNumbers, summarize, type Recorder, type Summary } from "./stats.js";
 import { UpstreamServer, upstreamVersion } from "./upstream-server.js";
-
-/** run.ts's record(), as far as this section uses it. */
-export type Recorder = (row: {
-  scenario: string;
-  metric: string;
-  unit: string;
-  value: Summary;
-  baseline?: { name: string; value: Summary };
-  ratio?: number;
-  target?: string;
-  met?: boolean;
-}) => void;
 
 export interface UpstreamOptions {
   quick: boolean;

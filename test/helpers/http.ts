@@ -61,3 +61,13 @@ export function upgradeAttempt(url: string, headers: Record<string, string> = {}
     request.end();
   });
 }
+
+/** Sum of a metric's samples on the daemon's /metrics whose labels contain `labels` (0 when absent). */
+export async function metric(url: string, name: string, labels = ""): Promise<number> {
+  const text = await (await fetch(`${httpUrl(url)}/metrics`)).text();
+  let total = 0;
+  for (const match of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, "gm"))) {
+    if ((match[1] ?? "").includes(labels)) total += Number(match[2]);
+  }
+  return total;
+}
