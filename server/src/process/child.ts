@@ -19,7 +19,11 @@ export interface SpawnSpec {
 }
 
 export interface ChildEvents {
-  output(stream: OutputStream, data: Buffer): void;
+  /**
+   * `moreWaiting`: the read was as large as the kernel hands over at once, so
+   * more output is already on its way (output-coalescer.ts holds it for that).
+   */
+  output(stream: OutputStream, data: Buffer, moreWaiting?: boolean): void;
   /** A stream reached end of file; no more output will come from it. */
   streamEnded(stream: OutputStream): void;
   /** The direct child was reaped. `signal` is set when a signal killed it. */

@@ -97,7 +97,7 @@ export class ManagedProcess {
   });
 
   readonly childEvents: ChildEvents = {
-    output: (stream, data) => this.coalescer.push(stream, data),
+    output: (stream, data, moreWaiting) => this.coalescer.push(stream, data, moreWaiting),
     streamEnded: () => {
       this.coalescer.flush();
       this.endedStreams++;

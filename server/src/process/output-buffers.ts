@@ -17,6 +17,7 @@
 import { readSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import { BINARY_HEADER_BYTES, ProcessIdSchema } from "@execmux/shared";
+import { deepenPipe } from "./deep-pipes.js";
 import { releaseSlab, takeSlab } from "./slab-pool.js";
 
 /**
@@ -71,6 +72,10 @@ export class PipeReadEnd extends Socket {
       onread: { buffer: () => reader.nextBuffer(), callback: (bytes: number) => reader.read(bytes) },
     };
     super(options);
+    reader.onFull = () => {
+      const release = deepenPipe(fd);
+      if (release) this.once("close", release);
+    };
   }
 }
 
@@ -82,6 +87,8 @@ class SlabReader {
   /** Where the chunk being read into the slab starts (its headroom is in front) and ends. */
   private start = 0;
   private end = 0;
+  /** Told the first time a read fills the pipe (deep-pipes.ts). */
+  onFull: (() => void) | undefined;
 
   constructor(
     private readonly fd: number,
@@ -109,6 +116,10 @@ class SlabReader {
       return true;
     }
     const slab = this.slab!;
+    if (bytes === PIPE_READ_BYTES && this.onFull) {
+      this.onFull();
+      this.onFull = undefined;
+    }
     this.end += bytes;
     const limit = Math.min(slab.length, this.start + Math.min(BURST_BYTES, this.maxChunkBytes()));
     // Read on here rather than let libuv do it: its next read would go into

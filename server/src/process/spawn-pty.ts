@@ -7,6 +7,13 @@ import { nativePty, spawnHelperPath } from "./pty-native.js";
 import { resolveExecutable } from "./resolve-executable.js";
 import { signalNameOf } from "@execmux/shared";
 
+/**
+ * The most one read of a PTY master returns: the line discipline's buffer
+ * (N_TTY_BUF_SIZE, 4 KiB) less the byte n_tty keeps free. A read this large
+ * means the child writes faster than the daemon reads: more is waiting.
+ */
+const FULL_READ_BYTES = 4096 - 1;
+
 /** The terminal's VEOF character, as node-pty configures it. */
 const EOF_CHARACTER = Buffer.from([4]);
 
@@ -107,7 +114,7 @@ export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Ch
     if (error && !ended) drainAfterHangup(fd, (data) => events.output("pty", data));
     return destroy(error);
   };
-  reader.on("data", (data: Buffer) => events.output("pty", data));
+  reader.on("data", (data: Buffer) => events.output("pty", data, data.length >= FULL_READ_BYTES));
   reader.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EAGAIN") return;
     end();
