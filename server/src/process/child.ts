@@ -19,7 +19,12 @@ export interface SpawnSpec {
 }
 
 export interface ChildEvents {
-  output(stream: OutputStream, data: Buffer): void;
+  /**
+   * `drained`: the read that brought `data` emptied the pipe, so nothing more
+   * of this stream can come in this event-loop turn and there is nothing to
+   * merge it with (see output-coalescer.ts).
+   */
+  output(stream: OutputStream, data: Buffer, drained?: boolean): void;
   /** A stream reached end of file; no more output will come from it. */
   streamEnded(stream: OutputStream): void;
   /** The direct child was reaped. `signal` is set when a signal killed it. */

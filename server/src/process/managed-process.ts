@@ -97,7 +97,7 @@ export class ManagedProcess {
   });
 
   readonly childEvents: ChildEvents = {
-    output: (stream, data) => this.coalescer.push(stream, data),
+    output: (stream, data, drained) => this.coalescer.push(stream, data, drained),
     streamEnded: () => {
       this.coalescer.flush();
       this.endedStreams++;
