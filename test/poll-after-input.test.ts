@@ -8,7 +8,9 @@ const TRIAL = 4 * BLOCK;
 
 describe("PollAfterInput", () => {
   let clock: number;
-  const poll = (windowMicros: number) => new PollAfterInput(windowMicros, () => clock);
+  /** What each trial decided, in order. */
+  let decisions: boolean[];
+  const poll = (windowMicros: number) => new PollAfterInput(windowMicros, () => clock, (decided) => decisions.push(decided));
   /** Runs one loop iteration's immediates; true if the poll asked for another iteration. */
   const iterate = () => {
     vi.runOnlyPendingTimers();
@@ -35,6 +37,7 @@ describe("PollAfterInput", () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ["setImmediate"] });
     clock = 1000;
+    decisions = [];
   });
   afterEach(() => vi.useRealTimers());
 
@@ -76,6 +79,7 @@ describe("PollAfterInput", () => {
     clock += 0.5;
     for (let write = 0; write < TRIAL; write++) exchange(poller, process, 0.4, 0.2);
     for (let write = 0; write < 100; write++) expect(exchange(poller, process, 0.4, 0.2)).toBe(true);
+    expect(decisions).toEqual([true]);
   });
 
   it("stops polling an exchange whose round trips it lengthened, and tries again later", () => {
@@ -90,6 +94,7 @@ describe("PollAfterInput", () => {
     // The next trial polls again for two blocks.
     for (let write = 0; write < TRIAL; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
     expect(polled).toBe(2 * BLOCK);
+    expect(decisions).toEqual([false]);
   });
 
   it("decides for each process on its own", () => {

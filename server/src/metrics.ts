@@ -58,6 +58,12 @@ export class Metrics {
     help: "Times a process was paused because a client could not keep up.",
     registers: [this.registry],
   });
+  readonly pollTrials = new Counter({
+    name: "execmux_poll_after_input_trials_total",
+    help: "Trials of polling after input (see the README's Polling after input), by what they decided: poll or sleep.",
+    labelNames: ["decision"] as const,
+    registers: [this.registry],
+  });
   readonly readPauses = new Counter({
     name: "execmux_read_pauses_total",
     help: "Times the daemon stopped reading a connection, by reason: replies (the client is not taking them), rate (--max-requests-per-second), turn (its share of an event-loop turn is used up).",

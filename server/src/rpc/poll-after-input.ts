@@ -44,8 +44,8 @@ class Exchange {
   private choice = false;
   private readonly roundTrips = { on: [] as number[], off: [] as number[] };
 
-  /** A rapid write `roundTrip` ms after the one before: whether to poll after it. */
-  next(roundTrip: number): boolean {
+  /** A rapid write `roundTrip` ms after the one before: whether to poll after it. `decided` hears each trial's outcome. */
+  next(roundTrip: number, decided: (poll: boolean) => void): boolean {
     if (!this.inTrial) {
       if (++this.writes < WRITES_BETWEEN_TRIALS) return this.choice;
       this.inTrial = true;
@@ -58,6 +58,7 @@ class Exchange {
     const block = Math.floor(this.writes++ / TRIAL_BLOCK_WRITES);
     if (block < TRIAL_ORDER.length) return TRIAL_ORDER[block]!;
     this.choice = median(this.roundTrips.on) < median(this.roundTrips.off);
+    decided(this.choice);
     this.inTrial = false;
     this.writes = 0;
     return this.choice;
@@ -74,10 +75,11 @@ export class PollAfterInput {
   private until = 0;
   private polling = false;
 
-  /** `windowMicros` 0 turns polling off. */
+  /** `windowMicros` 0 turns polling off. `decided` hears each trial's outcome (a metric: what trials decide on this machine). */
   constructor(
     private readonly windowMicros: number,
     private readonly now: () => number = () => performance.now(),
+    private readonly decided: (poll: boolean) => void = () => undefined,
   ) {}
 
   /** Input was just written to `process` (any object that stands for it). */
@@ -88,7 +90,7 @@ export class PollAfterInput {
     if (!exchange) this.exchanges.set(process, (exchange = new Exchange()));
     const sinceLast = now - exchange.lastInputAt;
     exchange.lastInputAt = now;
-    const poll = sinceLast < RAPID_MS && exchange.next(sinceLast);
+    const poll = sinceLast < RAPID_MS && exchange.next(sinceLast, this.decided);
     exchange.polledLast = poll;
     if (!poll) return;
     this.until = Math.max(this.until, now + this.windowMicros / 1000);
