@@ -34,10 +34,10 @@ describe("output coalescer", () => {
 
   it("holds a full read past the end of its turn and merges the reads that follow it", () => {
     const { chunks, coalescer } = collector();
-    coalescer.push("pty", Buffer.from("full"), true);
+    coalescer.push("pty", Buffer.from("full"), "more-waiting");
     endOfTurn();
     expect(chunks).toEqual([]);
-    coalescer.push("pty", Buffer.from("+full"), true);
+    coalescer.push("pty", Buffer.from("+full"), "more-waiting");
     endOfTurn();
     expect(chunks).toEqual([]);
     // A smaller read ends the burst: sent at the end of its turn.
@@ -48,7 +48,7 @@ describe("output coalescer", () => {
 
   it("sends a held full read on its own when nothing follows it", () => {
     const { chunks, coalescer } = collector();
-    coalescer.push("pty", Buffer.from("last"), true);
+    coalescer.push("pty", Buffer.from("last"), "more-waiting");
     vi.runAllTimers();
     expect(chunks).toEqual(["pty:last"]);
   });
@@ -56,14 +56,23 @@ describe("output coalescer", () => {
   it("does not hold a full read that comes after a smaller one in the same turn", () => {
     const { chunks, coalescer } = collector();
     coalescer.push("stdout", Buffer.from("small"));
-    coalescer.push("stdout", Buffer.from("+full"), true);
+    coalescer.push("stdout", Buffer.from("+full"), "more-waiting");
     endOfTurn();
     expect(chunks).toEqual(["stdout:small+full"]);
   });
 
+  it("sends a read that emptied its pipe at once, with what it merged this turn", () => {
+    const { chunks, coalescer } = collector();
+    coalescer.push("stdout", Buffer.from("a"));
+    coalescer.push("stdout", Buffer.from("b"), "drained");
+    expect(chunks).toEqual(["stdout:ab"]);
+    endOfTurn();
+    expect(chunks).toEqual(["stdout:ab"]);
+  });
+
   it("keeps streams apart, in order, and flushes what it holds on demand", () => {
     const { chunks, coalescer } = collector();
-    coalescer.push("stdout", Buffer.from("out"), true);
+    coalescer.push("stdout", Buffer.from("out"), "more-waiting");
     coalescer.push("stderr", Buffer.from("err"));
     coalescer.flush();
     expect(chunks).toEqual(["stdout:out", "stderr:err"]);

@@ -2,39 +2,69 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PollAfterInput } from "../server/dist/rpc/poll-after-input.js";
 
+/** Writes per block of a trial, and blocks per trial (off, on, on, off), as in poll-after-input.ts. */
+const BLOCK = 64;
+const TRIAL = 4 * BLOCK;
+
 describe("PollAfterInput", () => {
   let clock: number;
-  const poll = (windowMicros: number) => new PollAfterInput(windowMicros, () => clock);
+  /** What each trial decided, in order. */
+  let decisions: boolean[];
+  const poll = (windowMicros: number) => new PollAfterInput(windowMicros, () => clock, (decided) => decisions.push(decided));
   /** Runs one loop iteration's immediates; true if the poll asked for another iteration. */
   const iterate = () => {
     vi.runOnlyPendingTimers();
     return vi.getTimerCount() > 0;
   };
+  /** Lets a started poll run out, so the next write shows whether it starts one. */
+  const settle = () => {
+    clock += 1;
+    while (iterate());
+    clock -= 1;
+  };
+  /**
+   * One rapid write of `process`, `roundTripMs` after its last one: whether it
+   * started a poll. `withPoll`, when given, is the round trip that follows a
+   * write that polled.
+   */
+  const exchange = (poller: PollAfterInput, process: object, roundTripMs: number, withPoll = roundTripMs) => {
+    settle();
+    poller.written(process);
+    const polled = vi.getTimerCount() > 0;
+    clock += polled ? withPoll : roundTripMs;
+    return polled;
+  };
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ["setImmediate"] });
     clock = 1000;
+    decisions = [];
   });
   afterEach(() => vi.useRealTimers());
 
   it("never polls for input that comes a keystroke at a time", () => {
     const typing = poll(200);
+    const process = {};
     for (let key = 0; key < 5; key++) {
-      typing.written();
+      typing.written(process);
       expect(vi.getTimerCount()).toBe(0);
       clock += 50;
     }
   });
 
-  it("keeps polling after each write of a rapid exchange until its window has passed, then sleeps", () => {
-    const exchange = poll(200);
-    exchange.written();
+  it("tries a rapid exchange without polling, then with, and polls until the window has passed", () => {
+    const poller = poll(200);
+    const process = {};
+    poller.written(process);
     clock += 0.5;
-    exchange.written();
+    for (let write = 0; write < BLOCK; write++) expect(exchange(poller, process, 0.3)).toBe(false);
+    // The second block of the trial polls after each write, for the window.
+    settle();
+    poller.written(process);
     expect(vi.getTimerCount()).toBe(1);
     clock += 0.1;
     expect(iterate()).toBe(true);
-    // The next write of the exchange extends the window rather than starting a second poll.
-    exchange.written();
+    // The next write extends the window rather than starting a second poll.
+    poller.written(process);
     expect(vi.getTimerCount()).toBe(1);
     clock += 0.15;
     expect(iterate()).toBe(true);
@@ -42,10 +72,54 @@ describe("PollAfterInput", () => {
     expect(iterate()).toBe(false);
   });
 
+  it("keeps polling an exchange whose round trips it shortened", () => {
+    const poller = poll(200);
+    const process = {};
+    poller.written(process);
+    clock += 0.5;
+    for (let write = 0; write < TRIAL; write++) exchange(poller, process, 0.4, 0.2);
+    for (let write = 0; write < 100; write++) expect(exchange(poller, process, 0.4, 0.2)).toBe(true);
+    expect(decisions).toEqual([true]);
+  });
+
+  it("stops polling an exchange whose round trips it lengthened, and tries again later", () => {
+    const poller = poll(200);
+    const process = {};
+    poller.written(process);
+    clock += 0.5;
+    for (let write = 0; write < TRIAL; write++) exchange(poller, process, 0.2, 0.4);
+    let polled = 0;
+    for (let write = 0; write < 4096; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
+    expect(polled).toBe(0);
+    // The next trial polls again for two blocks.
+    for (let write = 0; write < TRIAL; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
+    expect(polled).toBe(2 * BLOCK);
+    expect(decisions).toEqual([false]);
+  });
+
+  it("decides for each process on its own", () => {
+    const poller = poll(200);
+    const helped = {};
+    const hurt = {};
+    poller.written(helped);
+    clock += 0.5;
+    for (let write = 0; write < TRIAL; write++) exchange(poller, helped, 0.4, 0.2);
+    poller.written(hurt);
+    clock += 0.5;
+    for (let write = 0; write < TRIAL; write++) exchange(poller, hurt, 0.2, 0.4);
+    expect(exchange(poller, hurt, 0.2, 0.4)).toBe(false);
+    // Back after a pause, the first write is not part of an exchange; the next one is.
+    exchange(poller, helped, 0.4, 0.2);
+    expect(exchange(poller, helped, 0.4, 0.2)).toBe(true);
+  });
+
   it("does nothing when turned off", () => {
     const off = poll(0);
-    off.written();
-    off.written();
-    expect(vi.getTimerCount()).toBe(0);
+    const process = {};
+    for (let write = 0; write < TRIAL; write++) {
+      off.written(process);
+      clock += 0.1;
+      expect(vi.getTimerCount()).toBe(0);
+    }
   });
 });

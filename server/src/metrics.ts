@@ -3,7 +3,9 @@
  * stream names, error codes, exit reasons): never a session id, process id,
  * command or path, so cardinality stays bounded whatever clients do.
  */
+import type { OutputStream } from "@execmux/shared";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { HotCounter } from "./hot-counter.js";
 
 export class Metrics {
   readonly registry = new Registry();
@@ -38,21 +40,28 @@ export class Metrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
-  readonly outputBytes = new Counter({
+  /** Per output chunk and per frame sent: summed outside prom-client until scraped (hot-counter.ts). */
+  readonly outputBytes = new HotCounter<OutputStream>({
     name: "execmux_output_bytes_total",
     help: "Output bytes read from processes, by stream.",
-    labelNames: ["stream"] as const,
-    registers: [this.registry],
+    labelName: "stream",
+    registry: this.registry,
   });
-  readonly framesSent = new Counter({
+  readonly framesSent = new HotCounter<"reply" | "notification" | "binary_output">({
     name: "execmux_frames_sent_total",
     help: "WebSocket frames sent, by kind.",
-    labelNames: ["kind"] as const,
-    registers: [this.registry],
+    labelName: "kind",
+    registry: this.registry,
   });
   readonly flowControlPauses = new Counter({
     name: "execmux_flow_control_pauses_total",
     help: "Times a process was paused because a client could not keep up.",
+    registers: [this.registry],
+  });
+  readonly pollTrials = new Counter({
+    name: "execmux_poll_after_input_trials_total",
+    help: "Trials of polling after input (see the README's Polling after input), by what they decided: poll or sleep.",
+    labelNames: ["decision"] as const,
     registers: [this.registry],
   });
   readonly readPauses = new Counter({

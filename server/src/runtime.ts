@@ -37,7 +37,9 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     (details) => log.warn(details, "a start timed out waiting for the spawner process"),
     processTrees.cgroupRoot,
   );
-  const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros);
+  const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros, undefined, (poll) =>
+    metrics.pollTrials.inc({ decision: poll ? "poll" : "sleep" }),
+  );
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
     closedRetentionMs: config.closedRetentionMs,

@@ -18,12 +18,17 @@ export interface SpawnSpec {
   readonly cgroup: string | undefined;
 }
 
+/** What one read says of the reads that follow it (see ChildEvents.output). */
+export type ReadHint = "drained" | "more-waiting";
+
 export interface ChildEvents {
   /**
-   * `moreWaiting`: the read was as large as the kernel hands over at once, so
-   * more output is already on its way (output-coalescer.ts holds it for that).
+   * `read`: what the read that brought `data` says of what follows it
+   * (output-coalescer.ts): "drained", it emptied the pipe, so nothing more
+   * of this stream can come this turn; "more-waiting", it was as large as the
+   * kernel hands over at once, so the writer is ahead of the reader.
    */
-  output(stream: OutputStream, data: Buffer, moreWaiting?: boolean): void;
+  output(stream: OutputStream, data: Buffer, read?: ReadHint): void;
   /** A stream reached end of file; no more output will come from it. */
   streamEnded(stream: OutputStream): void;
   /** The direct child was reaped. `signal` is set when a signal killed it. */

@@ -97,7 +97,7 @@ export class ManagedProcess {
   });
 
   readonly childEvents: ChildEvents = {
-    output: (stream, data, moreWaiting) => this.coalescer.push(stream, data, moreWaiting),
+    output: (stream, data, read) => this.coalescer.push(stream, data, read),
     streamEnded: () => {
       this.coalescer.flush();
       this.endedStreams++;

@@ -55,6 +55,7 @@ const withHeadroom = new WeakSet<Buffer>();
  * SMALL_READ_SIZES).
  */
 export class PipeReadEnd extends Socket {
+  // "data" has a second argument: true when the read emptied the pipe (a read shorter than its buffer).
   /**
    * The most one chunk merges (at least one read, whatever this says, and
    * never more than BURST_BYTES). Flow control sets it once it knows the
@@ -63,7 +64,7 @@ export class PipeReadEnd extends Socket {
   maxChunkBytes = PIPE_READ_BYTES;
 
   constructor(fd: number) {
-    const reader: SlabReader = new SlabReader(fd, (chunk) => this.emit("data", chunk), () => this.maxChunkBytes);
+    const reader: SlabReader = new SlabReader(fd, (chunk, drained) => this.emit("data", chunk, drained), () => this.maxChunkBytes);
     // Node 20 takes `onread` here too, though its types list it only for connect().
     const options: SocketConstructorOpts & { onread: OnReadOpts } = {
       fd,
@@ -92,7 +93,8 @@ class SlabReader {
 
   constructor(
     private readonly fd: number,
-    private readonly emit: (chunk: Buffer) => void,
+    /** `drained`: the read was shorter than its buffer, so the pipe is empty now. */
+    private readonly emit: (chunk: Buffer, drained: boolean) => void,
     private readonly maxChunkBytes: () => number,
   ) {}
 
@@ -112,7 +114,7 @@ class SlabReader {
       const chunk = Buffer.from(read.subarray(0, bytes));
       if (bytes === read.length) this.grow();
       else if (bytes < SMALL_READ_SIZES[0]) this.shrink();
-      this.emit(chunk);
+      this.emit(chunk, bytes < read.length);
       return true;
     }
     const slab = this.slab!;
@@ -128,11 +130,11 @@ class SlabReader {
       bytes = readNonBlocking(this.fd, slab, this.end, PIPE_READ_BYTES);
       this.end += bytes;
     }
-    this.flush(slab);
+    this.flush(slab, bytes < PIPE_READ_BYTES);
     return true;
   }
 
-  private flush(slab: Buffer): void {
+  private flush(slab: Buffer, drained: boolean): void {
     const bytes = this.end - this.start;
     let chunk: Buffer;
     if (bytes >= KEEP_BYTES) {
@@ -147,7 +149,7 @@ class SlabReader {
     }
     // The reader's hold on a slab it has left ends only now: whoever keeps
     // the chunk has retained it during emit.
-    this.emit(chunk);
+    this.emit(chunk, drained);
     if (this.slab !== slab) releaseSlab(slab);
   }
 

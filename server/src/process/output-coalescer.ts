@@ -6,7 +6,12 @@
  * turn (setImmediate), so an echo is not delayed, and only consecutive chunks
  * of the same stream are merged, so stdout/stderr order is kept.
  *
- * A read the spawner marks `moreWaiting` (it was as large as the kernel hands
+ * A pipe says when a read emptied it ("drained"): then nothing more of that
+ * stream can come this turn, and the chunk goes out at once rather than after
+ * the turn's other I/O callbacks (that hop was about 15 µs of a pipe echo's
+ * round trip on a 2-core AMD EPYC VM, measured between the read and the flush).
+ *
+ * A read the spawner marks "more-waiting" (it was as large as the kernel hands
  * over at once, so the writer is ahead of the reader) is held past the end
  * of the turn, for the reads that follow it, up to HOLD_MS. A fast PTY writer
  * otherwise left as one 4 KiB frame per loop turn: on the 2-core AMD VM,
@@ -16,6 +21,7 @@
  * ends the burst: it is sent at the end of its turn, as before.
  */
 import type { OutputStream } from "@execmux/shared";
+import type { ReadHint } from "./child.js";
 import { releaseSlab, retainSlab } from "./slab-pool.js";
 
 /** A merged chunk is emitted at once when it reaches this size. */
@@ -36,14 +42,14 @@ export class OutputCoalescer {
 
   constructor(private readonly emit: (stream: OutputStream, data: Buffer) => void) {}
 
-  push(stream: OutputStream, data: Buffer, moreWaiting = false): void {
+  push(stream: OutputStream, data: Buffer, read?: ReadHint): void {
     if (this.stream !== undefined && this.stream !== stream) this.flush();
     this.stream = stream;
     this.parts.push(data);
     retainSlab(data);
     this.bytes += data.length;
-    if (this.bytes >= MAX_MERGED_BYTES) this.flush();
-    else if (moreWaiting && this.scheduled === undefined) this.held ??= setTimeout(() => this.flush(), HOLD_MS);
+    if (read === "drained" || this.bytes >= MAX_MERGED_BYTES) this.flush();
+    else if (read === "more-waiting" && this.scheduled === undefined) this.held ??= setTimeout(() => this.flush(), HOLD_MS);
     else this.scheduled ??= setImmediate(() => this.flush());
   }
 

@@ -29,7 +29,7 @@ export async function spawnPipe(spawner: Spawner, spec: SpawnSpec, events: Child
   });
 
   const wire = (readable: Readable, stream: OutputStream) => {
-    readable.on("data", (data: Buffer) => events.output(stream, data));
+    readable.on("data", (data: Buffer, drained?: boolean) => events.output(stream, data, drained ? "drained" : undefined));
     readable.on("error", () => undefined); // "end" or "close" follows
     // A child that wrote nothing and exited at once may have ended its
     // stream before the handle got here; then "end" has already fired.

@@ -114,7 +114,7 @@ export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Ch
     if (error && !ended) drainAfterHangup(fd, (data) => events.output("pty", data));
     return destroy(error);
   };
-  reader.on("data", (data: Buffer) => events.output("pty", data, data.length >= FULL_READ_BYTES));
+  reader.on("data", (data: Buffer) => events.output("pty", data, data.length >= FULL_READ_BYTES ? "more-waiting" : undefined));
   reader.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EAGAIN") return;
     end();

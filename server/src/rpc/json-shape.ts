@@ -62,6 +62,10 @@ const UPSTREAM_LIMITS: ShapeLimits = { depth: MAX_DEPTH, values: MAX_VALUES, mem
 
 /** What makes the frame too costly to parse; undefined when nothing does. */
 export function shapeViolation(text: string): string | undefined {
+  // Passing any limit takes more characters than this (the depth limit, the
+  // least of them, one bracket per level): a small frame, such as every
+  // keystroke's process/write, needs no count.
+  if (text.length <= MAX_DEPTH) return undefined;
   return measureJson(text, UPSTREAM_LIMITS).violation;
 }
 

@@ -170,7 +170,7 @@ export class Outbound {
       if (control !== undefined) {
         this.controlBytes -= control.length;
         socket.send(control, this.onSent);
-        this.metrics.framesSent.inc({ kind: "reply" });
+        this.metrics.framesSent.inc("reply");
         continue;
       }
       const process = this.ready.shift();
@@ -186,7 +186,7 @@ export class Outbound {
       if (queue.frames.length > 0) this.ready.push(process);
       this.updatePause(process, queue);
       socket.send(next.frame, next.inSlab ? this.releaseWhenSent(next.frame as Buffer) : this.onSent);
-      this.metrics.framesSent.inc({ kind: typeof next.frame === "string" ? "notification" : "binary_output" });
+      this.metrics.framesSent.inc(typeof next.frame === "string" ? "notification" : "binary_output");
     }
     this.wakeWriters();
     this.onProgress();

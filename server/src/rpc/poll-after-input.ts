@@ -1,14 +1,23 @@
 /**
  * While a client and a process are exchanging input and output quickly (an
- * agent driving a REPL, the bench's echo round trips), the daemon keeps its
- * event loop polling (epoll without a timeout) for a moment after each
+ * agent driving a REPL, the bench's echo round trips), the daemon can keep
+ * its event loop polling (epoll without a timeout) for a moment after each
  * write instead of going to sleep, so the process's answer and the client's
- * next message are read at once. Waking a CPU that has gone idle can take
- * longer than the exchange itself: on this project's bench machine (a VM
- * without guest halt-polling) it roughly halves back-to-back echo round
- * trips (bench section 3, rows "poll after input off"). Go's scheduler
- * spins the same way before it sleeps, which is much of why websocketd
- * echoes fast.
+ * next message are read at once. Whether that helps depends on the machine
+ * and on the process, so each exchange finds out for itself:
+ *
+ * - on a VM without guest halt-polling and CPUs to spare, waking an idle CPU
+ *   can take longer than the exchange itself, and polling roughly halved
+ *   echo round trips (an Intel VM);
+ * - on a 2-core AMD EPYC VM, polling shortened a PTY's echo (the kernel
+ *   echoes, nothing else needs a CPU) but lengthened a pipe's by a third:
+ *   the polling daemon takes the CPU that `cat` and the client need.
+ *
+ * So an exchange's rapid writes are timed (write to next write: the whole
+ * round trip as the daemon sees it) in a trial of four blocks, polling off,
+ * on, on, off (so a drift in load counts against both alike), and it keeps
+ * polling only if the median round trip with polling was the shorter. The
+ * trial is repeated every few thousand writes, as load changes.
  *
  * It costs CPU only during such an exchange: a write less than RAPID_MS
  * after the one before starts a poll of at most the configured window.
@@ -17,25 +26,74 @@
 
 /** Writes closer together than this are an exchange in progress. */
 const RAPID_MS = 1;
+/** Round trips timed per block of a trial: enough for a median that a few preemptions do not move. */
+const TRIAL_BLOCK_WRITES = 64;
+/** Whether each block of a trial polls: ABBA, so a trend over the trial weighs on both alike. */
+const TRIAL_ORDER = [false, true, true, false] as const;
+/** Rapid writes between trials: the machine's load, and so the answer, changes. */
+const WRITES_BETWEEN_TRIALS = 4096;
+
+/** One process's exchange: its last write, and what its trials found. */
+class Exchange {
+  lastInputAt = Number.NEGATIVE_INFINITY;
+  /** Whether the window after the last write polled: the round trip that follows counts for that side. */
+  polledLast = false;
+  /** Rapid writes so far in the current trial, or since it ended. */
+  private writes = 0;
+  private inTrial = true;
+  private choice = false;
+  private readonly roundTrips = { on: [] as number[], off: [] as number[] };
+
+  /** A rapid write `roundTrip` ms after the one before: whether to poll after it. `decided` hears each trial's outcome. */
+  next(roundTrip: number, decided: (poll: boolean) => void): boolean {
+    if (!this.inTrial) {
+      if (++this.writes < WRITES_BETWEEN_TRIALS) return this.choice;
+      this.inTrial = true;
+      this.writes = 0;
+      this.roundTrips.on.length = this.roundTrips.off.length = 0;
+    } else if (this.writes > 0) {
+      // The first write of a trial follows a round trip of the choice before it.
+      (this.polledLast ? this.roundTrips.on : this.roundTrips.off).push(roundTrip);
+    }
+    const block = Math.floor(this.writes++ / TRIAL_BLOCK_WRITES);
+    if (block < TRIAL_ORDER.length) return TRIAL_ORDER[block]!;
+    this.choice = median(this.roundTrips.on) < median(this.roundTrips.off);
+    decided(this.choice);
+    this.inTrial = false;
+    this.writes = 0;
+    return this.choice;
+  }
+}
+
+function median(values: number[]): number {
+  values.sort((a, b) => a - b);
+  return values[values.length >> 1] ?? Number.POSITIVE_INFINITY;
+}
 
 export class PollAfterInput {
-  private lastInputAt = Number.NEGATIVE_INFINITY;
+  private readonly exchanges = new WeakMap<object, Exchange>();
   private until = 0;
   private polling = false;
 
-  /** `windowMicros` 0 turns polling off. */
+  /** `windowMicros` 0 turns polling off. `decided` hears each trial's outcome (a metric: what trials decide on this machine). */
   constructor(
     private readonly windowMicros: number,
     private readonly now: () => number = () => performance.now(),
+    private readonly decided: (poll: boolean) => void = () => undefined,
   ) {}
 
-  /** Input was just written to a process. */
-  written(): void {
+  /** Input was just written to `process` (any object that stands for it). */
+  written(process: object): void {
+    if (this.windowMicros <= 0) return;
     const now = this.now();
-    const rapid = now - this.lastInputAt < RAPID_MS;
-    this.lastInputAt = now;
-    if (!rapid || this.windowMicros <= 0) return;
-    this.until = now + this.windowMicros / 1000;
+    let exchange = this.exchanges.get(process);
+    if (!exchange) this.exchanges.set(process, (exchange = new Exchange()));
+    const sinceLast = now - exchange.lastInputAt;
+    exchange.lastInputAt = now;
+    const poll = sinceLast < RAPID_MS && exchange.next(sinceLast, this.decided);
+    exchange.polledLast = poll;
+    if (!poll) return;
+    this.until = Math.max(this.until, now + this.windowMicros / 1000);
     if (this.polling) return;
     this.polling = true;
     setImmediate(this.tick);

@@ -173,7 +173,7 @@ export class Session {
   /** Called by every process of this session for every event. */
   readonly onProcessEvent = (process: ManagedProcess, event: ProcessEvent): void => {
     this.sink?.processEvent(process, event);
-    if (event.kind === "output") this.metrics.outputBytes.inc({ stream: event.stream }, event.data.length);
+    if (event.kind === "output") this.metrics.outputBytes.inc(event.stream, event.data.length);
     if (event.kind === "exited") {
       this.metrics.processesActive.dec();
       const { signal } = process.info();

@@ -30,6 +30,6 @@ export async function processWrite(
             `(limit ${maxStdinBufferBytes}); nothing was written: retry once an earlier write was answered`,
     );
   }
-  if (status === "accepted") connection.deps.pollAfterInput.written();
+  if (status === "accepted") connection.deps.pollAfterInput.written(entry);
   return { status };
 }
