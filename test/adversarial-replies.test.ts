@@ -76,7 +76,11 @@ describe("a resume that is owed the output of many processes", () => {
       const seqs = events.map((event: WireMessage) => Number(event.params?.seq));
       // Nothing doubled, nothing reordered, no gap: seqs rise by one from 1.
       expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
-      expect(events.slice(-2).map((event) => event.method)).toEqual(["process/exited", "process/closed"]);
+      // closed is last and exited comes once; exited may precede the last
+      // output (the daemon publishes it 50 ms after the reap if the pipes have
+      // not ended by then, which a loaded machine can take).
+      expect(events.at(-1)?.method).toBe("process/closed");
+      expect(events.filter((event) => event.method === "process/exited")).toHaveLength(1);
       const output = Buffer.concat(
         events.filter((event) => event.method === "process/output").map((event) => Buffer.from(String(event.params?.chunk), "base64")),
       );
