@@ -5,6 +5,15 @@
  */
 import type { OutputStream } from "@execmux/shared";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** prom-client defaults whose collection walks every descriptor, handle or resource of the daemon. */
+const EXPENSIVE_DEFAULT_METRICS = [
+  "process_open_fds",
+  "nodejs_active_handles",
+  "nodejs_active_handles_total",
+  "nodejs_active_resources",
+  "nodejs_active_resources_total",
+];
 import { HotCounter } from "./hot-counter.js";
 
 export class Metrics {
@@ -95,5 +104,10 @@ export class Metrics {
     // Includes nodejs_eventloop_lag_* (event-loop delay), memory and CPU.
     // 1 ms precision: the default 10 ms would hide the stalls worth seeing.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1 });
+    // Gone: what costs a scrape in proportion to the daemon's processes. With
+    // 4,096 processes (12k descriptors and handles) listing /proc/self/fd and
+    // every libuv handle held the event loop for 176 ms per scrape on the
+    // 2-core AMD VM; execmux_* gauges count processes and connections instead.
+    for (const name of EXPENSIVE_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
   }
 }
