@@ -6,7 +6,7 @@
  */
 import { CommandError, UsageError } from "./command-error.js";
 import { clientNameOf, connectWith, parseClientArgs } from "./client-args.js";
-import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, printOutput } from "./terminal.js";
+import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, matchWindowSize, printOutput } from "./terminal.js";
 
 export async function attachCommand(argv: string[]): Promise<void> {
   const args = parseClientArgs(argv, process.env, {});
@@ -37,7 +37,7 @@ export async function attachCommand(argv: string[]): Promise<void> {
   printOutput(handle, () => exitWith(SIGPIPE_EXIT_CODE));
   if (info.tty) {
     followWindowSize(handle);
-    if (process.stdout.isTTY) void handle.resize(process.stdout.columns, process.stdout.rows).catch(() => undefined);
+    matchWindowSize(handle);
   }
   const code = await handle.wait().catch((error: unknown) => {
     // Taken over by another client, or the session is gone: say so in the terminal's own terms.

@@ -6,7 +6,7 @@ import { ErrorCode, RpcRequestError, SandboxModes, type ProcessHandle, type Sand
 import { CommandError, UsageError } from "./command-error.js";
 import { clientNameOf, connectWith, parseClientArgs } from "./client-args.js";
 import { isLoopbackUrl, remoteCwd } from "./remote-cwd.js";
-import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, forwardSignals, printOutput } from "./terminal.js";
+import { SIGPIPE_EXIT_CODE, exitWith, followWindowSize, forwardInput, forwardSignals, printOutput, terminalSize } from "./terminal.js";
 
 /** What a shell exits with when it cannot find the program, or cannot execute it. */
 const NOT_FOUND_EXIT_CODE = 127;
@@ -41,7 +41,7 @@ export async function execCommand(argv: string[]): Promise<void> {
       tty,
       // Detached too: `execmux attach` may type into it later.
       pipeStdin: !tty,
-      ...(tty && process.stdout.isTTY ? { cols: process.stdout.columns, rows: process.stdout.rows } : {}),
+      ...(tty ? terminalSize() : {}),
     });
   } catch (error) {
     client.close();

@@ -160,12 +160,26 @@ export function forwardSignals(client: ExecmuxClient, handle: ProcessHandle): vo
   }
 }
 
+/**
+ * This terminal's size, when it has one: a terminal that reports 0 columns
+ * (`script` or an ssh session run without a size) leaves the remote PTY at
+ * the daemon's default instead of asking for a size the daemon refuses.
+ */
+export function terminalSize(): { cols: number; rows: number } | undefined {
+  const { isTTY, columns, rows } = process.stdout;
+  return isTTY && columns >= 1 && rows >= 1 ? { cols: columns, rows } : undefined;
+}
+
+/** Sets the remote PTY's size to this terminal's, if it has one. */
+export function matchWindowSize(handle: ProcessHandle): void {
+  const size = terminalSize();
+  if (size) void handle.resize(size.cols, size.rows).catch(() => undefined);
+}
+
 /** Keeps the remote PTY's size equal to this terminal's. */
 export function followWindowSize(handle: ProcessHandle): void {
   if (!process.stdout.isTTY) return;
-  process.on("SIGWINCH", () => {
-    void handle.resize(process.stdout.columns, process.stdout.rows).catch(() => undefined);
-  });
+  process.on("SIGWINCH", () => matchWindowSize(handle));
 }
 
 /**
