@@ -7,6 +7,7 @@
  */
 import {
   codexSandbox,
+  CloseCode,
   ErrorCode,
   type FileSystemSandboxContext,
   type SandboxMode,
@@ -113,8 +114,6 @@ const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "proc
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_ACK_WINDOW_BYTES = 16 * 1024 * 1024;
-/** The daemon closes a socket with this when another connection took its session over. */
-const CLOSE_TAKEN_OVER = 4001;
 let processCounter = 0;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -335,7 +334,7 @@ export class ExecmuxClient {
     if (rpc !== this.rpc || this.finalError) return;
     this.rpc = undefined;
     this.events.emit("disconnected", reason);
-    if (code === CLOSE_TAKEN_OVER) {
+    if (code === CloseCode.SessionTakenOver) {
       // Someone else resumed the session on purpose. Taking it back would
       // evict them in turn, and two clients would fight over it forever.
       this.finish(new SessionLostError(`session ${this.session} was taken over by another connection`));

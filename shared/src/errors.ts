@@ -39,3 +39,9 @@ export interface RpcErrorBody {
   message: string;
   data?: unknown;
 }
+
+/** WebSocket close codes of execmux's own (4000-4999 is the application range). */
+export const CloseCode = {
+  /** Another connection took this socket's session over (initialize with resume and takeover); a client must not reconnect to it. */
+  SessionTakenOver: 4001,
+} as const;

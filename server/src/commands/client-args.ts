@@ -107,7 +107,7 @@ export async function connectWith(args: ClientArgs, options: ConnectOptions = {}
     });
   } catch (error) {
     if (error instanceof RpcRequestError && error.code === ErrorCode.SessionAttached) {
-      throw new CommandError(`${error.message.replace(/^initialize: | \(-32010\)$/g, "")}; stop that client first, or pass --takeover to take the session from it`, 1);
+      throw new CommandError(`${error.rpcMessage}; stop that client first, or pass --takeover to take the session from it`, 1);
     }
     if (error instanceof RpcRequestError && error.code === ErrorCode.InvalidRequest && session) {
       throw new CommandError(`no session ${session.sessionId} on ${args.url} (it ended, or expired after the daemon's --session-ttl-ms without a connection)`, 1);

@@ -141,7 +141,7 @@ export class ManagedProcess {
     const seq = this.seqCounter++;
     const { code, signal } = this.reapedExit;
     this.exit = { code, signal, seq };
-    if (this.options.sandboxed) this.denied = isLikelySandboxDenied(code, this.retainedText());
+    if (this.options.sandboxed) this.denied = isLikelySandboxDenied(code, () => this.retainedText());
     this.publish({ kind: "exited", seq, exitCode: code });
     this.closeIfDone();
   }
@@ -168,11 +168,9 @@ export class ManagedProcess {
     return this.denied;
   }
 
-  /** The retained output as text, stdout (or the PTY's) apart from stderr. */
-  private retainedText(): { stdout: string; stderr: string } {
-    const parts = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-    for (const chunk of this.log.chunksAfter(0)) (chunk.stream === "stderr" ? parts.stderr : parts.stdout).push(chunk.data);
-    return { stdout: Buffer.concat(parts.stdout).toString("utf8"), stderr: Buffer.concat(parts.stderr).toString("utf8") };
+  /** The retained output as text, every stream. */
+  private retainedText(): string {
+    return Buffer.concat(Array.from(this.log.chunksAfter(0), (chunk) => chunk.data)).toString("utf8");
   }
 
   /**

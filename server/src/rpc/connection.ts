@@ -6,7 +6,7 @@
  * which outlives the socket.
  */
 import type { FastifyBaseLogger } from "fastify";
-import { ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
+import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
@@ -224,7 +224,7 @@ export class Connection implements SessionSink {
     // After the failed long-polls' replies, which are already queued.
     setImmediate(() => {
       this.outbound.close();
-      this.socket.close(4001, "session taken over by another connection");
+      this.socket.close(CloseCode.SessionTakenOver, "session taken over by another connection");
     });
   }
 

@@ -18,15 +18,10 @@ const DENIAL_PHRASES = [
 const NOT_A_DENIAL_EXIT_CODES = new Set([2, 126, 127]);
 const SIGSYS_EXIT_CODE = 128 + 31;
 
-export interface SandboxedOutput {
-  /** stdout, or a PTY's output. */
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-export function isLikelySandboxDenied(exitCode: number, output: SandboxedOutput): boolean {
+/** `output`: the process's retained output as text (read only for a non-zero exit). */
+export function isLikelySandboxDenied(exitCode: number, output: () => string): boolean {
   if (exitCode === 0) return false;
-  const text = `${output.stdout}\n${output.stderr}`.toLowerCase();
+  const text = output().toLowerCase();
   if (DENIAL_PHRASES.some((phrase) => text.includes(phrase))) return true;
   if (NOT_A_DENIAL_EXIT_CODES.has(exitCode)) return false;
   return exitCode === SIGSYS_EXIT_CODE;

@@ -41,15 +41,16 @@ async function readUntilChange(
   for (;;) {
     // A client that does not take its replies gets less (at least one chunk,
     // as with maxBytes), so repeated reads cannot pile up copies of the output.
-    const maxBytes = Math.min(params.maxBytes ?? Number.POSITIVE_INFINITY, outputBytesFitting(reply.replyRoomBytes()));
+    const askedBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
+    const maxBytes = Math.min(askedBytes, outputBytesFitting(reply.replyRoomBytes()));
     const chunks = process.log.readAfter(afterSeq, maxBytes);
     const gap = process.log.gapAfter(afterSeq, process.exitSeq);
     const last = chunks[chunks.length - 1];
     // Upstream: without maxBytes, the next seq the process will assign
     // (counting its exit and close); with it, where this read stopped. A read
     // the reply budget cut short stopped too: the client reads on from there.
-    const cutByBudget = last !== undefined && maxBytes < (params.maxBytes ?? Number.POSITIVE_INFINITY) && process.log.readAfter(last.seq, 0).length > 0;
-    const nextSeq = ((params.maxBytes === undefined || params.maxBytes === null) && !cutByBudget) || !last ? process.nextSeq : last.seq + 1;
+    const cutByBudget = last !== undefined && maxBytes < askedBytes && process.log.firstAfter(last.seq) !== undefined;
+    const nextSeq = (params.maxBytes == null && !cutByBudget) || !last ? process.nextSeq : last.seq + 1;
     const newTerminalEvent = process.exited && afterSeq < nextSeq - 1;
     const remaining = deadline - Date.now();
     if (chunks.length > 0 || gap || process.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {
