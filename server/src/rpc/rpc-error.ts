@@ -27,5 +27,7 @@ export const invalidParams = (message: string, data?: unknown) =>
   new RpcError(ErrorCode.InvalidParams, message, data);
 export const internalError = (message: string) => new RpcError(ErrorCode.InternalError, message);
 export const unknownProcess = (processId: string) => invalidRequest(`unknown process id ${processId}`);
+/** Work given up because its connection closed (the reply has nowhere to go). */
+export const connectionClosed = () => new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
 export const limitExceeded = (limit: string, message: string) =>
   new RpcError(ErrorCode.LimitExceeded, message, { limit });

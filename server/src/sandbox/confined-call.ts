@@ -27,8 +27,7 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
-import { RpcError } from "../rpc/rpc-error.js";
+import { RpcError, connectionClosed } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
 import type { PreparedFsSandbox } from "./index.js";
@@ -72,7 +71,7 @@ export async function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall
 }
 
 function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
-  if (signal?.aborted) return Promise.reject(new RpcError(ErrorCode.ConnectionClosed, "the connection closed"));
+  if (signal?.aborted) return Promise.reject(connectionClosed());
   const command = launchCommand(sandbox.tools, bwrapArgs(sandbox.policy, "/"), [process.execPath, MAIN]);
   return new Promise((resolve, reject) => {
     const child = spawn(command.file, command.args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
@@ -86,7 +85,7 @@ function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: Abor
     child.on("close", (code, exitSignal) => {
       signal?.removeEventListener("abort", abort);
       if (signal?.aborted) {
-        reject(new RpcError(ErrorCode.ConnectionClosed, "the connection closed"));
+        reject(connectionClosed());
         return;
       }
       const text = Buffer.concat(stdout).toString("utf8");

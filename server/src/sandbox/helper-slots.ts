@@ -5,8 +5,7 @@
  * thousand processes. Later calls wait their turn, in order; a call whose
  * connection closes while it waits leaves the queue.
  */
-import { ErrorCode } from "@execmux/shared/errors";
-import { RpcError } from "../rpc/rpc-error.js";
+import { connectionClosed } from "../rpc/rpc-error.js";
 
 /** Enough to keep both cores of a small host busy while one helper waits on the disk. */
 export const HELPER_SLOTS = 4;
@@ -14,7 +13,7 @@ export const HELPER_SLOTS = 4;
 let running = 0;
 const waiting: (() => void)[] = [];
 
-const closed = () => new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+const closed = () => connectionClosed();
 
 /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
 export function acquireHelperSlot(signal?: AbortSignal): Promise<() => void> {

@@ -8,8 +8,7 @@
 import { constants } from "node:fs";
 import { open, opendir, readlink, realpath, stat, symlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
-import { RpcError, invalidRequest } from "../../rpc/rpc-error.js";
+import { connectionClosed, invalidRequest } from "../../rpc/rpc-error.js";
 import { createDirectoryAll } from "./create-directory-all.js";
 import { entryPath } from "./directory-entries.js";
 import { refuseHardLinkedFile } from "./hard-links.js";
@@ -20,7 +19,7 @@ const { O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
 export const unsupportedKind = () => invalidRequest("fs/copy only supports regular files, directories, and symlinks");
 
 const checkOpen = (signal: AbortSignal) => {
-  if (signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+  if (signal.aborted) throw connectionClosed();
 };
 
 async function writeAll(output: FileHandle, bytes: Buffer, position: number): Promise<void> {

@@ -4,8 +4,7 @@
  * starved by a stream of small ones; a waiter whose connection closes leaves
  * the queue.
  */
-import { ErrorCode } from "@execmux/shared";
-import { RpcError } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../rpc/rpc-error.js";
 import { WHOLE_FILE_READ_BUDGET_BYTES } from "./limits.js";
 
 interface Waiter {
@@ -41,7 +40,7 @@ export class ByteBudget {
         if (index >= 0) this.waiters.splice(index, 1);
         // The first waiter leaving can unblock smaller ones behind it.
         this.grantWaiting();
-        reject(new RpcError(ErrorCode.ConnectionClosed, "the connection closed"));
+        reject(connectionClosed());
       };
       this.waiters.push(waiter);
       if (signal.aborted) onAbort();

@@ -8,8 +8,8 @@
  * Under a profile that does not read the whole disk, the read runs inside
  * the sandbox (read-operations.ts).
  */
-import { ErrorCode, type ParamsOf, type ResultOf } from "@execmux/shared";
-import { RpcError } from "../../rpc/rpc-error.js";
+import type { ParamsOf, ResultOf } from "@execmux/shared";
+import { connectionClosed } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
@@ -29,7 +29,7 @@ const replyBytesFor = (fileBytes: number) => Math.ceil(fileBytes / 3) * 4 + 128;
 /** Waits until the connection's reply budget has room for `replyBytes`, then holds it for this reply. */
 async function reserveReplyRoom(context: SessionContext, replyBytes: number): Promise<void> {
   await context.whenReplyRoom(replyBytes);
-  if (context.signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+  if (context.signal.aborted) throw connectionClosed();
   context.reserveReply(replyBytes);
 }
 

@@ -7,8 +7,7 @@
  * time, and the removal stops when its connection closes.
  */
 import { opendir, rmdir, unlink, type FileHandle } from "node:fs/promises";
-import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
-import { RpcError } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../rpc/rpc-error.js";
 import { descriptorPath, inDirectory, openChildDirectory } from "./descriptor-paths.js";
 import { errnoOf } from "./fs-error.js";
 
@@ -37,7 +36,7 @@ export async function removeTreeIn(parent: FileHandle, name: string, signal: Abo
 async function removeChildren(directory: FileHandle, signal: AbortSignal): Promise<void> {
   // Removing entries while listing them is safe: each is removed once listed.
   for await (const dirent of await opendir(descriptorPath(directory))) {
-    if (signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+    if (signal.aborted) throw connectionClosed();
     const removal = dirent.isDirectory() ? removeTreeIn(directory, dirent.name, signal) : unlink(inDirectory(directory, dirent.name));
     await removal.catch(ignoringNotFound);
   }

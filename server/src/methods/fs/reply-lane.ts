@@ -5,9 +5,8 @@
  * fires many such requests and stops reading therefore holds at most one
  * reply in the daemon's memory, not one per request.
  */
-import { ErrorCode } from "@execmux/shared";
 import type { Disposable } from "../../rpc/connection-resources.js";
-import { RpcError } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
 
 const REPLY_LANE = Symbol("fs large-reply lane");
@@ -32,7 +31,7 @@ export async function withReplyLane<T>(context: SessionContext, produce: () => P
   const release = await context.resources.get(REPLY_LANE, () => new ReplyLane()).acquire();
   try {
     await context.whenWritable();
-    if (context.signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+    if (context.signal.aborted) throw connectionClosed();
     return await produce();
   } finally {
     // The reply is queued in the microtasks that follow this handler's

@@ -9,8 +9,8 @@
  * loop, and the walk stops when the connection closes.
  */
 import { realpath } from "node:fs/promises";
-import { ErrorCode, type FsWalkOptions, type ParamsOf, type ResultOf } from "@execmux/shared";
-import { RpcError, invalidRequest } from "../../rpc/rpc-error.js";
+import type { FsWalkOptions, ParamsOf, ResultOf } from "@execmux/shared";
+import { connectionClosed, invalidRequest } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { entryPath, forEachEntry } from "./directory-entries.js";
 import { mappingFsErrors } from "./fs-error.js";
@@ -80,7 +80,7 @@ async function walkFrom(
     }
     const lookups = new MetadataLookahead(directory, names);
     for (const [index, name] of names.entries()) {
-      if (signal.aborted) throw new RpcError(ErrorCode.ConnectionClosed, "the connection closed");
+      if (signal.aborted) throw connectionClosed();
       if (examined === options.maxEntries) outcome.stop();
       examined++;
       const path = entryPath(directory, name);
