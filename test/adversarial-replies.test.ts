@@ -8,19 +8,14 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
-import { spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { spawnTestDaemon } from "./helpers/cli.js";
 import { metric } from "./helpers/http.js";
 import { residentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
 
 const MiB = 1024 * 1024;
-
-async function spawnTestDaemon(extra: string[] = []): Promise<RunningDaemon & { pid: number }> {
-  const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "silent", ...extra]);
-  return { ...daemon, pid: daemon.child.pid! };
-}
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
 
@@ -131,12 +126,14 @@ describe("fs/readFile from a client that never reads", () => {
     client.send({ method: "initialized" });
     // Output as fast as the client takes it, dropped as it arrives.
     const discard = setInterval(() => (client.binaryFrames.length = 0), 10);
+    onTestFinished(() => {
+      clearInterval(discard);
+      client.close();
+    });
     await client.call("process/start", { processId: "flood", argv: ["cat", "/dev/zero"], cwd: "/", env: {} });
     await client.next((message) => message.method === "binary");
     const read = await client.call<{ dataBase64: string }>("fs/readFile", { path });
     expect(Buffer.from(read.dataBase64, "base64").length).toBe(FILE_BYTES);
-    clearInterval(discard);
-    client.close();
   });
 
   it(`holds one reply at a time: the daemon grows by less than ${BOUND / MiB} MiB and a bystander is served`, async () => {

@@ -10,7 +10,7 @@ import { connect as tcpConnect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, ErrorCode } from "@execmux/client";
-import { spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
+import { spawnDaemon, spawnTestDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { handshake, httpUrl, metric } from "./helpers/http.js";
 import { residentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
@@ -49,11 +49,6 @@ async function startBystander(url: string, token?: string) {
 const pausesFor = (url: string, reason: string) => metric(url, "execmux_read_pauses_total", `reason="${reason}"`);
 
 /** The daemon as a child process, so a crash shows as an exit and its memory is its own. */
-async function spawnTestDaemon(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningDaemon & { pid: number }> {
-  const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "silent", ...extra], env);
-  return { ...daemon, pid: daemon.child.pid! };
-}
-
 /** Alive, still echoing for the bystander, and still starting processes for a newcomer. */
 async function expectStillServing(daemon: RunningDaemon, bystander: Bystander, token?: string): Promise<void> {
   await bystander.echoes();

@@ -21,7 +21,10 @@ describe("README", () => {
     const mcpConfigs = [...readme.matchAll(/```json\n(\{ "mcpServers"[\s\S]*?)```/g)].map((match) => JSON.parse(match[1]!) as { mcpServers: Record<string, { command: string; args: string[] }> });
     expect(mcpConfigs.length).toBeGreaterThan(0);
     for (const config of mcpConfigs) {
-      for (const server of Object.values(config.mcpServers)) expect([server.command, ...server.args].slice(0, 2)).not.toEqual(["npx", "execmux"]);
+      // Whatever npx's flags (-y, --yes), the bare name would fetch the unrelated package.
+      for (const server of Object.values(config.mcpServers)) {
+        expect(server.command === "npx" && server.args.some((arg) => arg === "execmux" || arg.startsWith("execmux@"))).toBe(false);
+      }
     }
   });
 

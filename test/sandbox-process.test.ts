@@ -88,10 +88,12 @@ describe("sandboxed processes", () => {
     await client.call("process/resize", { processId: "pty", cols: 120, rows: 40 });
     await type("stty size\n");
     await vi.waitUntil(() => client.output("pty").includes("40 120"));
-    await type("sleep 600\n");
-    await vi.waitUntil(() => sleeps("600").length > 0);
+    // A sleep of its own (other test files run `sleep 600` at the same time).
+    const marker = `${process.pid}${Date.now()}`.slice(-9);
+    await type(`sleep ${marker}\n`);
+    await vi.waitUntil(() => sleeps(marker).length > 0, { timeout: 10_000 });
     await type("\x03");
-    await vi.waitUntil(() => sleeps("600").length === 0);
+    await vi.waitUntil(() => sleeps(marker).length === 0, { timeout: 10_000 });
     await type("echo after-sleep=$?\n");
     await vi.waitUntil(() => client.output("pty").includes("after-sleep=130"));
     await type("exit 5\n");

@@ -101,7 +101,8 @@ describe("execmux serve --listen stdio", () => {
     peer.send({ id: 50, method: "process/list", params: {} });
     peer.closeInput();
     expect(await peer.exited).toEqual({ code: 0, signal: null });
-    expect(peer.messages.find((message) => message.id === 50)?.result).toBeDefined();
+    const listed = peer.messages.find((message) => message.id === 50)?.result as { processes: { processId: string }[] } | undefined;
+    expect(listed?.processes.map((entry) => entry.processId).sort()).toEqual(["sleeper", "stubborn"]);
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]));
     expect(peer.stderr).toContain("end of the stdio connection");
   });
@@ -116,7 +117,7 @@ describe("execmux serve --listen stdio", () => {
 
   it("accepts upstream's stdio:// spelling", async () => {
     const peer = StdioPeer.spawn(process.execPath, [CLI, "serve", "--listen", "stdio://"]);
-    expect((await peer.ready()).sessionId).toBeDefined();
+    expect((await peer.ready()).sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 

@@ -62,3 +62,9 @@ export function runCli(
     if (input !== undefined) child.stdin!.end(input);
   });
 }
+
+/** A quiet daemon of its own on a free port, with its pid (for RSS and /proc checks). */
+export async function spawnTestDaemon(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningDaemon & { pid: number }> {
+  const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "silent", ...extra], env);
+  return { ...daemon, pid: daemon.child.pid! };
+}
