@@ -196,6 +196,15 @@ export const ConfigSchema = Type.Object(
     }),
     handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
     idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),
+    processHost: Type.Union([Type.Literal("separate"), Type.Literal("in-process")], {
+      default: "separate",
+      description:
+        "Where `execmux serve` keeps sessions and processes. separate: in a process host that faces no network and outlives the daemon, so a crash, SIGKILL or restart of the daemon loses no process and no output (restart it with the same command; clients reconnect and resume). in-process: in the daemon itself (its death ends them). stdio always runs in-process.",
+    }),
+    stateDirectory: Type.String({
+      default: "",
+      description: "Private directory (0700) for the process hosts' sockets. Default: $XDG_RUNTIME_DIR/execmux, else the system temp directory's execmux-UID.",
+    }),
     logPretty: Type.Boolean({ default: false, description: "Human-readable colored logs instead of JSON lines (still on stderr)." }),
     logLevel: Type.Union(
       ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),

@@ -15,23 +15,51 @@ import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { isLoopback } from "./loopback.js";
 import { loggerOptions } from "./logger.js";
+import type { WebSocket } from "ws";
+import { relayClient } from "./host/front-relay.js";
+import { attachHost, type HostClient } from "./host/host-client.js";
 import type { Metrics } from "./metrics.js";
-import { Connection } from "./rpc/connection.js";
-import { startRuntime } from "./runtime.js";
+import { Connection, type PeerDescription } from "./rpc/connection.js";
+import { startRuntime, type Runtime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { WebSocketTransport } from "./transport/websocket-transport.js";
 
-export interface Daemon {
+/** What the HTTP side needs from whatever runs the sessions: this process, or a process host. */
+interface Backend {
+  /** A client's WebSocket, authorized: it now speaks JSON-RPC to the sessions. */
+  accept(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger): void;
+  ready(): Promise<boolean>;
+  metrics(): Promise<{ contentType: string; text: string }>;
+  /** Terminates every process tree and stops. */
+  close(): Promise<void>;
+  /** The listener could not start: let go of what was taken for it (by default, close). */
+  abandon?(): Promise<void>;
+}
+
+export interface Listener {
   /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
   readonly url: string;
   readonly port: number;
-  readonly registry: SessionRegistry;
   readonly log: FastifyBaseLogger;
-  readonly metrics: Metrics;
   /** Re-reads the token file (SIGHUP). */
   reloadTokens(): void;
   /** Stops accepting, closes every socket, terminates every process tree. */
   close(): Promise<void>;
+}
+
+/** A daemon whose sessions live in this process (the library's and the tests' daemon). */
+export interface Daemon extends Listener {
+  readonly registry: SessionRegistry;
+  readonly metrics: Metrics;
+}
+
+/** A daemon whose sessions live in a process host (host/host-main.ts) that outlives it: `execmux serve`. */
+export interface FrontDaemon extends Listener {
+  readonly host: HostClient;
+  /** Resolves if the host dies under this front (every session went with it). */
+  readonly hostLost: Promise<void>;
+  /** Closes every client connection and exits the host's way, leaving it every session: a restart or an upgrade. */
+  handOver(): Promise<void>;
 }
 
 /** The one path that upgrades to the JSON-RPC WebSocket. */
@@ -40,6 +68,77 @@ const RPC_PATH = "/";
 const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 
 export async function startDaemon(config: Config): Promise<Daemon> {
+  let runtime: Runtime | undefined;
+  const listener = await startListener(config, async (log) => {
+    runtime = startRuntime(config, log);
+    // Started first, while the daemon is small: every child is forked from the spawner.
+    await runtime.spawner.whenReady();
+    return inProcessBackend(runtime);
+  });
+  return { ...listener, registry: runtime!.registry, metrics: runtime!.metrics };
+}
+
+function inProcessBackend(runtime: Runtime): Backend {
+  const { metrics, spawner } = runtime;
+  return {
+    accept: (socket, peer, log) => {
+      metrics.connections.inc();
+      socket.once("close", () => metrics.connections.dec());
+      new Connection(new WebSocketTransport(socket), runtime.connectionDeps(log), peer);
+    },
+    ready: () => spawner.checkReady(),
+    metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    close: () => runtime.close(),
+  };
+}
+
+/**
+ * `execmux serve`: the sessions live in a process host found by the listen
+ * address, or started now; this process only speaks HTTP and relays each
+ * client's messages.
+ */
+export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
+  let host: HostClient | undefined;
+  const links = new Set<WebSocket>();
+  let handingOver = false;
+  const listener = await startListener(config, async (log) => {
+    host = await attachHost(config, log);
+    const client = host;
+    return {
+      accept: (socket, peer, connectionLog) => {
+        links.add(socket);
+        socket.once("close", () => links.delete(socket));
+        client.openClientLink(peer).then(
+          (link) => relayClient(socket, link, config.socketHighWaterBytes),
+          (error: Error) => {
+            connectionLog.error({ err: error }, "cannot reach the process host");
+            socket.close(1011, "the process host is unreachable");
+          },
+        );
+      },
+      ready: async () => (await client.request("ready")) === true,
+      metrics: async () => (await client.request("metrics")) as { contentType: string; text: string },
+      close: async () => {
+        if (handingOver) return client.detach();
+        await client.request("shutdown").catch(() => undefined);
+      },
+      // A host found running keeps its sessions for the daemon that holds the port.
+      abandon: async () => (client.started ? void (await client.request("shutdown").catch(() => undefined)) : client.detach()),
+    };
+  });
+  return {
+    ...listener,
+    host: host!,
+    hostLost: host!.lost,
+    handOver: () => {
+      handingOver = true;
+      return listener.close();
+    },
+  };
+}
+
+/** HTTP, the auth hook and the WebSocket upgrade, in front of `backend`. */
+async function startListener(config: Config, makeBackend: (log: FastifyBaseLogger) => Promise<Backend>): Promise<Listener> {
   const { host, port } = parseListen(config.listen);
   const tls = config.tlsCert || config.tlsKey;
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
@@ -75,8 +174,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const hosts = credentials.length === 0 || config.allowedHosts !== "" ? new HostAllowList(host, config.allowedHosts) : undefined;
   const connectionQuota = new ConnectionQuota(config.maxConnectionsPerClient);
 
-  const runtime = startRuntime(config, app.log);
-  const { metrics, registry, spawner } = runtime;
+  const backend = await makeBackend(app.log);
 
   await app.register(websocket, {
     options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol },
@@ -130,14 +228,12 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
       const client = clientOf.get(request.raw) ?? `-@${request.ip}`;
       const closed = connectionQuota.opened(client);
-      metrics.connections.inc();
       socket.once("close", (code) => {
         closed();
-        metrics.connections.dec();
         request.log.info({ code }, "connection closed");
       });
       const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client };
-      new Connection(new WebSocketTransport(socket), runtime.connectionDeps(request.log), peer);
+      backend.accept(socket, peer, request.log);
     },
   });
   registerConsole(app);
@@ -145,14 +241,21 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   // Ready only while able to spawn: a test child ran through the spawner
   // within the last few seconds (one is spawned now if not).
   app.get("/readyz", async (_request, reply) =>
-    (await spawner.checkReady()) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
+    (await backend.ready().catch(() => false)) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
   );
-  app.get("/metrics", async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  app.get("/metrics", async (_request, reply) => {
+    const { contentType, text } = await backend.metrics();
+    return reply.type(contentType).send(text);
+  });
 
-  await spawner.whenReady();
-  await app.listen({ host, port });
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    // The port is taken: whatever the backend holds is let go (a host found running keeps its sessions).
+    stopWatchingTokens();
+    await (backend.abandon ?? backend.close)();
+    throw error;
+  }
   const address = app.server.address();
   const boundPort = typeof address === "object" && address ? address.port : port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
@@ -162,15 +265,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     (closing ??= (async () => {
       stopWatchingTokens();
       await app.close();
-      await runtime.close();
+      await backend.close();
     })());
 
   return {
     url: `${tls ? "wss" : "ws"}://${urlHost}:${boundPort}`,
     port: boundPort,
-    registry,
     log: app.log,
-    metrics,
     reloadTokens: () => tokens.reload(),
     close,
   };

@@ -42,8 +42,15 @@ export function loggerOptions(config: LogSettings, tokenForms: () => readonly st
   };
 }
 
-/** The same logger without Fastify (stdio mode has no HTTP server). */
-export function createLogger(config: LogSettings, tokenForms?: () => readonly string[]): FastifyBaseLogger {
-  const { stream, ...options } = loggerOptions(config, tokenForms) as ReturnType<typeof loggerOptions> & { stream?: NodeJS.WritableStream };
-  return (stream ? pino(options, stream) : pino(options)) as FastifyBaseLogger;
+/**
+ * The same logger without Fastify (stdio mode has no HTTP server). A
+ * `destination` takes the JSON lines instead of stderr (the process host
+ * hands them to the front, which prints them as its own).
+ */
+export function createLogger(config: LogSettings, tokenForms?: () => readonly string[], destination?: { write(line: string): void }): FastifyBaseLogger {
+  const { stream, ...options } = loggerOptions(destination ? { ...config, logPretty: false } : config, tokenForms) as ReturnType<typeof loggerOptions> & {
+    stream?: NodeJS.WritableStream;
+  };
+  const out = destination ?? stream;
+  return (out ? pino(options, out as NodeJS.WritableStream) : pino(options)) as FastifyBaseLogger;
 }

@@ -6,7 +6,7 @@
  * (or SIGHUP) ends it.
  */
 import { ConfigError, isStdioListen, loadConfig } from "../config.js";
-import { startDaemon, type Daemon } from "../daemon.js";
+import { startDaemon, startFrontDaemon, type Listener } from "../daemon.js";
 import { startStdioDaemon } from "../stdio-daemon.js";
 import { unknownVariableWarnings } from "../unknown-variables.js";
 
@@ -22,7 +22,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
   }
   // Handlers go in before the URL is printed: a supervisor may signal the
   // moment it reads that line.
-  let daemon: Pick<Daemon, "log" | "close"> | undefined;
+  let daemon: Pick<Listener, "log" | "close"> | undefined;
   let onHangUp: () => void = () => undefined;
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -51,8 +51,22 @@ export async function serveCommand(argv: string[]): Promise<void> {
     void stdio.ended.then(() => shutdown("end of the stdio connection"));
     return;
   }
-  const listening = await startDaemon(config);
+  const listening = config.processHost === "separate" ? await startFrontDaemon(config) : await startDaemon(config);
   daemon = listening;
+  if ("handOver" in listening) {
+    // SIGUSR2: leave every session to the next daemon (a restart, an upgrade) instead of ending them.
+    process.on("SIGUSR2", () => {
+      if (stopping) return;
+      stopping = true;
+      listening.log.info({ host: listening.host.hello.pid }, "handing the sessions over: the process host keeps them for the next daemon");
+      void listening.handOver().then(() => process.exit(0));
+    });
+    void listening.hostLost.then(() => {
+      if (stopping) return;
+      listening.log.fatal({ host: listening.host.hello.pid }, "the process host is gone, and every session with it; exiting");
+      process.exit(1);
+    });
+  }
   // Token rotation without a restart.
   onHangUp = () => listening.reloadTokens();
   // Logged, not printed: stderr carries nothing but JSON log lines.

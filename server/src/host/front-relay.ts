@@ -1,0 +1,86 @@
+/**
+ * The front's half of one client: its WebSocket on one side, its link to the
+ * process host on the other, messages passed through as they are. Each side
+ * stops reading while the other cannot take more, so a client that does not
+ * read is felt by the host's flow control as a socket that does not drain,
+ * and a host that does not read stops the client's socket.
+ */
+import type { Socket } from "node:net";
+import type { RawData, WebSocket } from "ws";
+import { decodeClose, encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
+import { HOST_FRAME_LIMIT_BYTES } from "./host-client.js";
+
+/** Close code a client sees when the host's end of its link vanished (RFC 6455: try again later). */
+const HOST_GONE_CLOSE = 1012;
+
+function toBuffer(data: RawData): Buffer {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.isBuffer(data) ? data : Buffer.from(data);
+}
+
+/** `highWaterBytes`: how much the front lets wait for the client before it stops reading the host. */
+export function relayClient(socket: WebSocket, link: Socket, highWaterBytes: number): void {
+  let unsent = 0;
+  let linkPaused = false;
+  const sent = (bytes: number) => () => {
+    unsent -= bytes;
+    if (linkPaused && unsent <= highWaterBytes / 2) {
+      linkPaused = false;
+      link.resume();
+    }
+  };
+  const toClient = (payload: Buffer, binary: boolean) => {
+    if (socket.readyState !== socket.OPEN) return;
+    unsent += payload.length;
+    socket.send(payload, { binary }, sent(payload.length));
+    if (!linkPaused && unsent > highWaterBytes) {
+      linkPaused = true;
+      link.pause();
+    }
+  };
+  const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
+    switch (kind) {
+      case FrameKind.Text:
+        return toClient(payload, false);
+      case FrameKind.Binary:
+        return toClient(payload, true);
+      case FrameKind.Close: {
+        const { code, reason } = decodeClose(payload);
+        return socket.close(code, reason);
+      }
+      case FrameKind.Ping:
+        return socket.readyState === socket.OPEN ? socket.ping() : undefined;
+      case FrameKind.Terminate:
+        return socket.terminate();
+    }
+  });
+  link.on("data", (chunk: Buffer) => {
+    try {
+      reader.push(chunk);
+    } catch {
+      link.destroy();
+    }
+  });
+  link.on("error", () => undefined); // "close" follows
+  link.once("close", () => {
+    if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(HOST_GONE_CLOSE, "the process host closed this connection");
+  });
+
+  let socketPaused = false;
+  link.on("drain", () => {
+    if (!socketPaused) return;
+    socketPaused = false;
+    socket.resume();
+  });
+  const toHost = (frame: Buffer) => {
+    if (link.destroyed || !link.writable) return;
+    if (!link.write(frame) && !socketPaused) {
+      socketPaused = true;
+      socket.pause();
+    }
+  };
+  socket.on("message", (data, isBinary) => toHost(encodeFrame(isBinary ? FrameKind.Binary : FrameKind.Text, toBuffer(data))));
+  socket.on("pong", () => toHost(encodeFrame(FrameKind.Pong)));
+  socket.on("error", () => undefined); // "close" follows
+  socket.once("close", () => link.end());
+}

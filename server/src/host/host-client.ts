@@ -1,0 +1,175 @@
+/**
+ * The front's side of the process host (host-main.ts): find the host of this
+ * listen address by its socket, or start one; then a control link for the
+ * front's own requests, and one link per client connection.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../config.js";
+import type { PeerDescription } from "../rpc/connection.js";
+import { EXECMUX_VERSION } from "../version.js";
+import {
+  agreedVersion,
+  HOST_CONFIG_ENV,
+  HOST_SOCKET_ENV,
+  hostSocketPath,
+  LINK_VERSION,
+  MIN_LINK_VERSION,
+  stateDirectory,
+  type ControlMethod,
+  type ControlReply,
+  type Hello,
+} from "./host-protocol.js";
+import { encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
+
+const HOST_MAIN = fileURLToPath(new URL("./host-main.js", import.meta.url));
+/** How long a new host may take to listen (it starts its spawner first). */
+const HOST_START_TIMEOUT_MS = 30_000;
+const CONNECT_RETRY_MS = 20;
+/**
+ * The host is this front's own kind and trusted; the bound only stops a
+ * corrupt stream from growing the heap. Replies can be large (fs/readFile).
+ */
+export const HOST_FRAME_LIMIT_BYTES = 512 * 1024 * 1024;
+
+export interface HostClient {
+  /** The host's hello: its pid, its execmux version. */
+  readonly hello: Hello;
+  /** True when this front started the host (false: it found one running). */
+  readonly started: boolean;
+  /** Opens a link for one client connection. */
+  openClientLink(peer: PeerDescription): Promise<Socket>;
+  request(method: ControlMethod): Promise<unknown>;
+  /** Resolves if the control link closes while this front still needs it: the host is gone. */
+  readonly lost: Promise<void>;
+  /** Closes the control link; the host keeps its sessions (a restart or an upgrade). */
+  detach(): void;
+}
+
+function connectTo(path: string): Promise<Socket | undefined> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    socket.once("connect", () => {
+      socket.removeAllListeners("error");
+      resolve(socket);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => {
+      // No host there (never started, or died and left its socket behind).
+      if (error.code === "ENOENT" || error.code === "ECONNREFUSED") resolve(undefined);
+      else reject(error);
+    });
+  });
+}
+
+/** Starts a host for `path` and resolves with a connected socket once it listens. */
+async function launchHost(config: Config, path: string): Promise<Socket> {
+  rmSync(path, { force: true }); // a dead host's socket
+  const logPath = path.replace(/\.sock$/, ".log");
+  // The host's own stdout and stderr (a crash before its logger exists); its log lines come over the control link.
+  const logFd = openSync(logPath, "w", 0o600);
+  const child = spawn(process.execPath, [...process.execArgv, HOST_MAIN], {
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+    // The token stays with the front: the host never sees a client's credentials.
+    env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify({ ...config, token: "" }), [HOST_SOCKET_ENV]: path },
+  });
+  closeSync(logFd);
+  child.unref();
+  let exited: string | undefined;
+  child.once("exit", (code, signal) => (exited = `the process host exited (${signal ?? `code ${code}`}) before it listened: ${readFileSync(logPath, "utf8").trim().slice(-2_000)}`));
+  child.once("error", (error) => (exited = `cannot start the process host: ${error.message}`));
+  const deadline = Date.now() + HOST_START_TIMEOUT_MS;
+  for (;;) {
+    if (exited) throw new Error(exited);
+    const socket = await connectTo(path);
+    if (socket) return socket;
+    if (Date.now() > deadline) throw new Error(`the process host did not listen on ${path} within ${HOST_START_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
+  }
+}
+
+function hello(role: Hello["role"], peer?: PeerDescription): Buffer {
+  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, ...(peer ? { peer } : {}) };
+  return encodeFrame(FrameKind.Hello, JSON.stringify(body));
+}
+
+/** The host's first answer on the control link: its hello, or a refusal. */
+function awaitHostHello(socket: Socket, onLog: (line: Buffer) => void, onReply: (reply: ControlReply) => void): Promise<Hello> {
+  return new Promise((resolve, reject) => {
+    let greeted = false;
+    const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
+      if (kind === FrameKind.Log) return onLog(payload);
+      const body = JSON.parse(payload.toString()) as Hello & ControlReply;
+      if (kind === FrameKind.Hello && !greeted) {
+        greeted = true;
+        return resolve(body);
+      }
+      if (kind === FrameKind.Reply) (greeted ? onReply : (reply: ControlReply) => reject(new Error(reply.error)))(body);
+    });
+    socket.on("data", (chunk: Buffer) => reader.push(chunk));
+    socket.once("close", () => greeted || reject(new Error("the process host closed the link before it said hello")));
+  });
+}
+
+export async function attachHost(config: Config, log: FastifyBaseLogger): Promise<HostClient> {
+  const path = hostSocketPath(stateDirectory(config.stateDirectory), config.listen);
+  const found = await connectTo(path);
+  const control = found ?? (await launchHost(config, path));
+  control.on("error", () => undefined); // "close" follows
+  control.write(hello("control"));
+  let nextId = 1;
+  const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  const host = await awaitHostHello(
+    control,
+    (line) => process.stderr.write(line),
+    (reply) => {
+      const request = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      if (reply.error !== undefined) request?.reject(new Error(reply.error));
+      else request?.resolve(reply.result);
+    },
+  );
+  const version = agreedVersion({ linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION }, host);
+  if (version === undefined) {
+    control.destroy();
+    throw new Error(
+      `the process host at ${path} (pid ${host.pid}, execmux ${host.execmuxVersion}) speaks link versions ${host.minLinkVersion}-${host.linkVersion}, ` +
+        `this execmux ${MIN_LINK_VERSION}-${LINK_VERSION}; its processes keep running. Start the execmux that started it, or stop that host (kill -TERM ${host.pid}, which ends its processes).`,
+    );
+  }
+  log.info({ host: host.pid, hostVersion: host.execmuxVersion, linkVersion: version, socket: path, found: Boolean(found) }, found ? "found the running process host" : "started a process host");
+  let detached = false;
+  const lost = new Promise<void>((resolve) =>
+    control.once("close", () => {
+      for (const request of waiting.values()) request.reject(new Error("the process host is gone"));
+      waiting.clear();
+      if (!detached) resolve();
+    }),
+  );
+  return {
+    hello: host,
+    started: !found,
+    lost,
+    request: (method) =>
+      new Promise((resolve, reject) => {
+        if (control.destroyed) return reject(new Error("the process host is gone"));
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        control.write(encodeFrame(FrameKind.Request, JSON.stringify({ id, method })));
+      }),
+    openClientLink: async (peer) => {
+      const link = await connectTo(path);
+      if (!link) throw new Error("the process host is gone");
+      link.setNoDelay(true);
+      link.write(hello("client", peer));
+      return link;
+    },
+    detach: () => {
+      detached = true;
+      control.end();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The process host: holds the sessions, their processes, PTYs, pipes and
+ * retained output, and faces no network. The daemon that listens on the
+ * port (the front, front-daemon.ts) relays each client's messages over a
+ * unix socket; when the front dies (a crash, SIGKILL, an upgrade) the host
+ * and every process keep running, and the front started next with the same
+ * command finds this host by its socket and carries on. Clients reconnect
+ * and resume with their cursors, as after any network drop.
+ *
+ * It ends when told to (the front's shutdown, or SIGTERM), or once no front
+ * is attached and no session is left (they expire like any detached
+ * session, after --session-ttl-ms).
+ */
+import { chmodSync, rmSync } from "node:fs";
+import { createServer, type Socket } from "node:net";
+import type { Config } from "../config.js";
+import { createLogger } from "../logger.js";
+import { Connection, type PeerDescription } from "../rpc/connection.js";
+import { startRuntime } from "../runtime.js";
+import { EXECMUX_VERSION } from "../version.js";
+import { HostLog } from "./host-log.js";
+import { agreedVersion, HOST_CONFIG_ENV, HOST_SOCKET_ENV, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
+import { encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
+import { LinkTransport } from "./link-transport.js";
+
+const socketPath = process.env[HOST_SOCKET_ENV];
+const configText = process.env[HOST_CONFIG_ENV];
+if (!socketPath || !configText) {
+  process.stderr.write(`execmux host: ${HOST_SOCKET_ENV} and ${HOST_CONFIG_ENV} are not set; this process is started by \`execmux serve\`\n`);
+  process.exit(1);
+}
+// Children inherit the daemon's environment: not these.
+delete process.env[HOST_SOCKET_ENV];
+delete process.env[HOST_CONFIG_ENV];
+const config = JSON.parse(configText) as Config;
+
+/** A link must say who it is this soon after connecting. */
+const HELLO_TIMEOUT_MS = 5_000;
+/** How often a host without a front checks whether any session is left. */
+const ALONE_CHECK_MS = 1_000;
+
+const hostLog = new HostLog();
+const log = createLogger(config, undefined, hostLog);
+const runtime = startRuntime(config, log);
+const ourHello: Hello = { role: "host", linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, pid: process.pid };
+
+let front: Socket | undefined;
+let aloneTimer: NodeJS.Timeout | undefined;
+let ending: Promise<void> | undefined;
+
+const server = createServer((socket) => acceptLink(socket));
+
+function acceptLink(socket: Socket): void {
+  socket.setNoDelay?.(true);
+  socket.on("error", () => undefined); // "close" follows
+  const helloTimer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
+  let onFrame: (kind: FrameKind, payload: Buffer) => void = (kind, payload) => {
+    clearTimeout(helloTimer);
+    if (kind !== FrameKind.Hello) return void socket.destroy();
+    const hello = JSON.parse(payload.toString()) as Hello;
+    if (agreedVersion(ourHello, hello) === undefined) {
+      log.error({ theirs: hello }, "a daemon speaking an incompatible link version was refused");
+      socket.end(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
+      return;
+    }
+    onFrame = hello.role === "control" ? acceptFront(socket) : acceptClient(socket, hello.peer);
+  };
+  // The front is trusted, but a frame's bound still stops a confused one from filling the heap.
+  const reader = new FrameReader(config.maxMessageBytes + 64 * 1024, (kind, payload) => onFrame(kind, payload));
+  socket.on("data", (chunk: Buffer) => {
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      log.error({ err: error }, "a link sent a malformed frame; it is closed");
+      socket.destroy();
+    }
+  });
+}
+
+function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void {
+  if (front || ending) {
+    const reason = ending ? "this process host is shutting down" : `another execmux daemon is attached to this process host (pid ${process.pid})`;
+    socket.end(encodeFrame(FrameKind.Reply, JSON.stringify({ id: 0, error: reason } satisfies ControlReply)));
+    return () => undefined;
+  }
+  front = socket;
+  clearInterval(aloneTimer);
+  socket.write(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
+  hostLog.attach(socket);
+  log.info("a daemon attached to the process host");
+  socket.once("close", () => {
+    hostLog.detach(socket);
+    front = undefined;
+    if (ending) return;
+    log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
+    aloneTimer = setInterval(() => {
+      if (!front && runtime.registry.size === 0) void end("no daemon and no session left").then(() => process.exit(0));
+    }, ALONE_CHECK_MS);
+  });
+  return (kind, payload) => {
+    if (kind !== FrameKind.Request) return;
+    const request = JSON.parse(payload.toString()) as ControlRequest;
+    const reply = (body: Omit<ControlReply, "id">) => {
+      if (!socket.destroyed) socket.write(encodeFrame(FrameKind.Reply, JSON.stringify({ id: request.id, ...body })));
+    };
+    answer(request).then(
+      (result) => {
+        reply({ result });
+        // Told to shut down: every process is gone by now, and so is this host once the front has the answer.
+        if (request.method === "shutdown") socket.end(() => process.exit(0));
+      },
+      (error: Error) => reply({ error: error.message }),
+    );
+  };
+}
+
+async function answer(request: ControlRequest): Promise<unknown> {
+  switch (request.method) {
+    case "metrics":
+      return { contentType: runtime.metrics.registry.contentType, text: await runtime.metrics.registry.metrics() };
+    case "ready":
+      return runtime.spawner.checkReady();
+    case "detach":
+      return true;
+    case "shutdown":
+      await end("the daemon shut down");
+      return true;
+  }
+}
+
+function acceptClient(socket: Socket, peer: PeerDescription | undefined): (kind: FrameKind, payload: Buffer) => void {
+  const transport = new LinkTransport(socket);
+  runtime.metrics.connections.inc();
+  socket.once("close", () => runtime.metrics.connections.dec());
+  new Connection(transport, runtime.connectionDeps(log), peer ?? { transport: "websocket" });
+  return (kind, payload) => transport.deliver(kind, payload);
+}
+
+/** Every process tree terminated (SIGTERM, the grace period, SIGKILL), the socket removed. */
+function end(why: string): Promise<void> {
+  return (ending ??= (async () => {
+    clearInterval(aloneTimer);
+    log.info({ why }, "the process host is stopping");
+    server.close();
+    rmSync(socketPath!, { force: true });
+    await runtime.close();
+  })());
+}
+
+async function main(): Promise<void> {
+  await runtime.spawner.whenReady();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socketPath, () => resolve());
+  });
+  chmodSync(socketPath!, 0o600);
+  log.info({ socket: socketPath, pid: process.pid }, "process host listening");
+}
+
+// Signals reach the host only when sent to it: it has a session of its own, away from the front's terminal.
+process.on("SIGTERM", () => void end("SIGTERM").then(() => process.exit(0)));
+for (const ignored of ["SIGINT", "SIGHUP"] as const) process.on(ignored, () => undefined);
+
+main().catch((error: Error) => {
+  process.stderr.write(`execmux host: ${error.message}\n`);
+  process.exit(1);
+});

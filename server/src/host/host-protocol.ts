@@ -1,0 +1,83 @@
+/**
+ * What the front and the process host say to each other besides a client's
+ * own messages: the hello that opens every link, the control requests, and
+ * where the host's socket lives.
+ *
+ * Versions: each side sends the newest link version it speaks and the
+ * oldest it still accepts; they speak the older of the two newest, and
+ * refuse when that is below either side's oldest. A front of a newer execmux can so take over a host started by an
+ * older one as long as their ranges meet; when they do not, the front says
+ * which versions met and stops, and the host keeps every process running.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { lstatSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PeerDescription } from "../rpc/connection.js";
+
+/** The link protocol this execmux speaks, and the oldest it still accepts. */
+export const LINK_VERSION = 1;
+export const MIN_LINK_VERSION = 1;
+
+export interface Hello {
+  readonly role: "control" | "client" | "host";
+  readonly linkVersion: number;
+  readonly minLinkVersion: number;
+  readonly execmuxVersion: string;
+  /** The host's pid (in the host's hello), so an operator can find it. */
+  readonly pid?: number;
+  /** A client link: who the client is (address, quota key). */
+  readonly peer?: PeerDescription;
+}
+
+/** The link version two hellos agree on, or undefined when their ranges do not meet. */
+export function agreedVersion(ours: Pick<Hello, "linkVersion" | "minLinkVersion">, theirs: Pick<Hello, "linkVersion" | "minLinkVersion">): number | undefined {
+  const version = Math.min(ours.linkVersion, theirs.linkVersion);
+  return version >= Math.max(ours.minLinkVersion, theirs.minLinkVersion) ? version : undefined;
+}
+
+export type ControlMethod = "metrics" | "ready" | "shutdown" | "detach";
+
+export interface ControlRequest {
+  readonly id: number;
+  readonly method: ControlMethod;
+}
+
+export interface ControlReply {
+  readonly id: number;
+  readonly result?: unknown;
+  readonly error?: string;
+}
+
+/** The host's settings travel in this environment variable (JSON), its socket's path in the next. */
+export const HOST_CONFIG_ENV = "EXECMUX_HOST_CONFIG";
+export const HOST_SOCKET_ENV = "EXECMUX_HOST_SOCKET";
+
+/**
+ * The private directory the hosts' sockets live in: the configured one, or
+ * $XDG_RUNTIME_DIR/execmux, or /tmp/execmux-UID. Made 0700 if missing; one
+ * that is not a directory owned by this user and closed to others is refused
+ * (someone else could have planted a socket there).
+ */
+export function stateDirectory(configured: string): string {
+  const uid = process.getuid?.() ?? 0;
+  const directory = configured || (process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, "execmux") : join(tmpdir(), `execmux-${uid}`));
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const found = lstatSync(directory);
+  if (!found.isDirectory() || found.uid !== uid || (found.mode & 0o077) !== 0) {
+    throw new Error(`${directory} must be a directory of user ${uid} that nobody else can open (mode 0700); choose another with --state-directory`);
+  }
+  return directory;
+}
+
+/**
+ * The host socket of a daemon identity: one per listen address, so the same
+ * `execmux serve` command finds its host again. Port 0 picks a new port at
+ * every start, so nobody could find that daemon again anyway: its host is
+ * private to the one front.
+ */
+export function hostSocketPath(directory: string, listen: string): string {
+  const reusable = !/:0\/?$/.test(listen);
+  const identity = reusable ? listen : `${listen}#${process.pid}-${randomBytes(6).toString("hex")}`;
+  return join(directory, `host-${createHash("sha256").update(identity).digest("hex").slice(0, 16)}.sock`);
+}
