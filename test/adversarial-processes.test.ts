@@ -11,7 +11,7 @@ import type { Daemon } from "@execmux/server";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { spawnDaemon } from "./helpers/cli.js";
 import { httpUrl } from "./helpers/http.js";
-import { isRunning, residentBytes, spawnerOf } from "./helpers/procfs.js";
+import { isRunning, daemonResidentBytes, spawnerOf } from "./helpers/procfs.js";
 import { WireClient, b64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -50,7 +50,7 @@ describe("stdin nobody reads", () => {
     // Raw mode: in canonical mode the kernel drops a line past 4 KiB and never pushes back.
     await start(attacker, "pty", ["sh", "-c", "stty raw -echo; echo ready; exec sleep 600"], { tty: true });
     await vi.waitUntil(() => attacker.output("pty").includes("ready"), { timeout: 20_000 });
-    const before = residentBytes(daemon.child.pid!);
+    const before = daemonResidentBytes(daemon.child.pid!);
     const chunk = b64("x".repeat(256 * 1024));
     // 40 MiB offered to two processes that never read.
     const replies = Array.from({ length: 80 }, (_, index) =>
@@ -66,7 +66,7 @@ describe("stdin nobody reads", () => {
     expect(refused.every((answer) => answer.error!.code === ErrorCode.LimitExceeded)).toBe(true);
     expect(refused[0]!.error!.data).toEqual({ limit: "maxStdinBufferBytes" });
     // Bound: 2 processes x (1 MiB held + one 256 KiB write waiting), plus the frames in flight; 64 MiB is ample.
-    expect(residentBytes(daemon.child.pid!) - before).toBeLessThan(64 * MiB);
+    expect(daemonResidentBytes(daemon.child.pid!) - before).toBeLessThan(64 * MiB);
     await other.echo("still-serving");
     expect(daemon.child.exitCode).toBeNull();
   });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { spawnTestDaemon } from "./helpers/cli.js";
 import { metric } from "./helpers/http.js";
-import { residentBytes } from "./helpers/procfs.js";
+import { daemonResidentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
 
@@ -51,13 +51,13 @@ describe("a resume that is owed the output of many processes", () => {
     first.close();
     await first.closed;
     await vi.waitFor(async () => expect(await metric(daemon.url, "execmux_processes_exited_total")).toBe(PROCESSES), { timeout: 30_000 });
-    const before = residentBytes(daemon.pid);
+    const before = daemonResidentBytes(daemon.pid);
 
     const second = await WireClient.connect(daemon.url);
     let reads = 0;
     let peak = before;
     const stopThrottling = second.throttleReading(1, () => {
-      if (++reads % 16 === 0) peak = Math.max(peak, residentBytes(daemon.pid));
+      if (++reads % 16 === 0) peak = Math.max(peak, daemonResidentBytes(daemon.pid));
     });
     const cursors = Object.fromEntries(ids.map((processId) => [processId, 0]));
     const reply = await second.request("initialize", { clientName: "after", resumeSessionId: sessionId, cursors });
@@ -142,7 +142,7 @@ describe("fs/readFile from a client that never reads", () => {
     const daemon = await spawnTestDaemon();
     const bystander = await WireClient.ready(daemon.url);
     const attacker = await WireClient.ready(daemon.url);
-    const before = residentBytes(daemon.pid);
+    const before = daemonResidentBytes(daemon.pid);
 
     attacker.pauseReading();
     for (let index = 0; index < REQUESTS; index++) attacker.send({ id: 1000 + index, method: "fs/readFile", params: { path } });
@@ -155,7 +155,7 @@ describe("fs/readFile from a client that never reads", () => {
     await bystander.call("process/start", { processId: "echo", argv: ["echo", "still serving"], cwd: "/", env: {} });
     await bystander.closedOf("echo");
     expect(bystander.output("echo")).toBe("still serving\n");
-    expect(residentBytes(daemon.pid) - before).toBeLessThan(BOUND);
+    expect(daemonResidentBytes(daemon.pid) - before).toBeLessThan(BOUND);
     // The attacker's first reply and the bystander's; the others wait (a
     // kernel with larger socket buffers than the reply may take one or two whole).
     expect(await answered()).toBeLessThanOrEqual(4);

@@ -12,7 +12,7 @@ import { describe, expect, it, vi } from "vitest";
 import { connect, ErrorCode } from "@execmux/client";
 import { spawnDaemon, spawnTestDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { handshake, httpUrl, metric } from "./helpers/http.js";
-import { residentBytes } from "./helpers/procfs.js";
+import { daemonResidentBytes } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
 
@@ -159,7 +159,7 @@ describe("replies a client never takes", () => {
     const attacker = await WireClient.ready(daemon.url);
     await attacker.call("process/start", { processId: "big", argv: ["head", "-c", String(MiB), "/dev/zero"], cwd: "/", env: {} });
     await attacker.closedOf("big");
-    const before = residentBytes(daemon.pid);
+    const before = daemonResidentBytes(daemon.pid);
 
     attacker.pauseReading();
     for (let index = 0; index < READS; index++) {
@@ -168,7 +168,7 @@ describe("replies a client never takes", () => {
     // The daemon had to stop reading this socket: the attack reached it.
     await vi.waitFor(async () => expect(await pausesFor(daemon.url, "replies")).toBeGreaterThan(0), { timeout: 10_000 });
     await expectStillServing(daemon, bystander);
-    expect(residentBytes(daemon.pid) - before).toBeLessThan(BOUND);
+    expect(daemonResidentBytes(daemon.pid) - before).toBeLessThan(BOUND);
     attacker.close();
     bystander.close();
   });

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient } from "@execmux/client";
 import { spawnDaemon } from "./helpers/cli.js";
 import { httpUrl } from "./helpers/http.js";
-import { childrenOf, isRunning, residentBytes, spawnerOf } from "./helpers/procfs.js";
+import { childrenOf, daemonResidentBytes, hostOf, isRunning, spawnerOf } from "./helpers/procfs.js";
 
 const TOTAL = 10_000;
 const WORKERS = 16;
@@ -51,6 +51,10 @@ describe("soak", () => {
   it(`runs ${TOTAL} processes and leaves nothing behind`, async () => {
     const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--closed-retention-ms", "3000", "--kill-grace-ms", "200"]);
     const daemonPid = daemon.child.pid!;
+    // The sessions live in the process host `execmux serve` started; both processes are watched.
+    const hostPid = hostOf(daemonPid)!;
+    expect(hostPid).toBeDefined();
+    const fds = () => fdCount(daemonPid) + fdCount(hostPid);
     const clients = await Promise.all(Array.from({ length: WORKERS }, () => connect(daemon.url, { reconnect: { initialDelayMs: 10 } })));
     const grandchildren: number[] = [];
     let next = 0;
@@ -91,9 +95,9 @@ describe("soak", () => {
       clients.map(async (client, worker) => {
         while (next < TOTAL) {
           const index = next++;
-          if (index === 500) baselineFds = fdCount(daemonPid);
+          if (index === 500) baselineFds = fds();
           if (index % 100 === 50) {
-            rssSamples.push(residentBytes(daemonPid));
+            rssSamples.push(daemonResidentBytes(daemonPid));
             heapSamples.push(heapUsed(daemon.url));
           }
           // Now and then a worker's socket drops mid-way; the SDK resumes.
@@ -109,10 +113,10 @@ describe("soak", () => {
     const spawner = spawnerOf(daemonPid)!;
     expect(spawner).toBeDefined();
     await vi.waitFor(() => {
-      expect(childrenOf(daemonPid).filter((child) => child.state === "Z")).toEqual([]);
+      expect(childrenOf(hostPid).filter((child) => child.state === "Z")).toEqual([]);
       expect(childrenOf(spawner)).toEqual([]);
     });
-    await vi.waitFor(() => expect(fdCount(daemonPid)).toBeLessThanOrEqual(baselineFds + 5), { timeout: 10_000 });
+    await vi.waitFor(() => expect(fds()).toBeLessThanOrEqual(baselineFds + 5), { timeout: 10_000 });
     // Flat. Garbage collection makes memory a sawtooth, tens of MiB from
     // trough to peak, so single samples, and even the medians of halves,
     // are too noisy to compare; a leak lifts the troughs. The heap's troughs

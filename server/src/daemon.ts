@@ -108,13 +108,10 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
       accept: (socket, peer, connectionLog) => {
         links.add(socket);
         socket.once("close", () => links.delete(socket));
-        client.openClientLink(peer).then(
-          (link) => relayClient(socket, link, config.socketHighWaterBytes),
-          (error: Error) => {
-            connectionLog.error({ err: error }, "cannot reach the process host");
-            socket.close(1011, "the process host is unreachable");
-          },
-        );
+        relayClient(socket, client.openClientLink(peer), config.socketHighWaterBytes, (error) => {
+          connectionLog.error({ err: error }, "cannot reach the process host");
+          socket.close(1011, "the process host is unreachable");
+        });
       },
       ready: async () => (await client.request("ready")) === true,
       metrics: async () => (await client.request("metrics")) as { contentType: string; text: string },

@@ -48,15 +48,31 @@ export function childrenOf(pid: number): { pid: number; state: string }[] {
   return children;
 }
 
-/** The daemon's spawner helper process (see server/src/spawner). */
-export function spawnerOf(daemonPid: number): number | undefined {
-  return childrenOf(daemonPid).find((child) => {
+/** A direct child of `parentPid` whose command line contains `marker`. */
+function childRunning(parentPid: number, marker: string): number | undefined {
+  return childrenOf(parentPid).find((child) => {
     try {
-      return readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes("spawner-main");
+      return readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes(marker);
     } catch {
       return false;
     }
   })?.pid;
+}
+
+/** The daemon's spawner helper process (see server/src/spawner), a child of whichever process holds the sessions. */
+export function spawnerOf(daemonPid: number): number | undefined {
+  return childRunning(hostOf(daemonPid) ?? daemonPid, "spawner-main");
+}
+
+/** The process host `execmux serve` started (server/src/host), while the daemon that started it lives. */
+export function hostOf(daemonPid: number): number | undefined {
+  return childRunning(daemonPid, "host-main");
+}
+
+/** Memory of the daemon and its process host together: what the machine pays for it. */
+export function daemonResidentBytes(daemonPid: number): number {
+  const host = hostOf(daemonPid);
+  return residentBytes(daemonPid) + (host ? residentBytes(host) : 0);
 }
 
 function readdirSafe(path: string): string[] {

@@ -7,7 +7,7 @@
  */
 import type { Socket } from "node:net";
 import type { RawData, WebSocket } from "ws";
-import { decodeClose, encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
+import { decodeClose, encodeFrame, FrameKind, FramePieceReader } from "./link-frames.js";
 import { HOST_FRAME_LIMIT_BYTES } from "./host-client.js";
 
 /** Close code a client sees when the host's end of its link vanished (RFC 6455: try again later). */
@@ -18,8 +18,32 @@ function toBuffer(data: RawData): Buffer {
   return Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
 
-/** `highWaterBytes`: how much the front lets wait for the client before it stops reading the host. */
-export function relayClient(socket: WebSocket, link: Socket, highWaterBytes: number): void {
+/**
+ * `highWaterBytes`: how much the front lets wait for the client before it
+ * stops reading the host. The link is still connecting when the client may
+ * already speak: the client's socket is paused, and what it had already
+ * sent waits for the link.
+ */
+export function relayClient(socket: WebSocket, connecting: Promise<Socket>, highWaterBytes: number, onFailure: (error: Error) => void): void {
+  const early: Buffer[] = [];
+  let toHost: (frame: Buffer) => void = (frame) => void early.push(frame);
+  socket.pause();
+  socket.on("message", (data, isBinary) => toHost(encodeFrame(isBinary ? FrameKind.Binary : FrameKind.Text, toBuffer(data))));
+  socket.on("pong", () => toHost(encodeFrame(FrameKind.Pong)));
+  socket.on("error", () => undefined); // "close" follows
+  connecting.then(
+    (link) => {
+      toHost = relayTo(socket, link, highWaterBytes);
+      for (const frame of early.splice(0)) toHost(frame);
+      socket.resume();
+    },
+    (error: Error) => onFailure(error),
+  );
+}
+
+/** Wires a connected link both ways; returns how a frame goes to the host. */
+function relayTo(socket: WebSocket, link: Socket, highWaterBytes: number): (frame: Buffer) => void {
+  if (socket.readyState !== socket.OPEN) link.end();
   let unsent = 0;
   let linkPaused = false;
   const sent = (bytes: number) => () => {
@@ -29,21 +53,21 @@ export function relayClient(socket: WebSocket, link: Socket, highWaterBytes: num
       link.resume();
     }
   };
-  const toClient = (payload: Buffer, binary: boolean) => {
+  const toClient = (payload: Buffer, binary: boolean, fin: boolean) => {
     if (socket.readyState !== socket.OPEN) return;
     unsent += payload.length;
-    socket.send(payload, { binary }, sent(payload.length));
+    socket.send(payload, { binary, fin }, sent(payload.length));
     if (!linkPaused && unsent > highWaterBytes) {
       linkPaused = true;
       link.pause();
     }
   };
-  const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
+  const reader = new FramePieceReader(HOST_FRAME_LIMIT_BYTES, (kind, payload, last) => {
     switch (kind) {
       case FrameKind.Text:
-        return toClient(payload, false);
+        return toClient(payload, false, last);
       case FrameKind.Binary:
-        return toClient(payload, true);
+        return toClient(payload, true, last);
       case FrameKind.Close: {
         const { code, reason } = decodeClose(payload);
         return socket.close(code, reason);
@@ -72,15 +96,12 @@ export function relayClient(socket: WebSocket, link: Socket, highWaterBytes: num
     socketPaused = false;
     socket.resume();
   });
-  const toHost = (frame: Buffer) => {
+  socket.once("close", () => link.end());
+  return (frame: Buffer) => {
     if (link.destroyed || !link.writable) return;
     if (!link.write(frame) && !socketPaused) {
       socketPaused = true;
       socket.pause();
     }
   };
-  socket.on("message", (data, isBinary) => toHost(encodeFrame(isBinary ? FrameKind.Binary : FrameKind.Text, toBuffer(data))));
-  socket.on("pong", () => toHost(encodeFrame(FrameKind.Pong)));
-  socket.on("error", () => undefined); // "close" follows
-  socket.once("close", () => link.end());
 }

@@ -14,6 +14,7 @@ import { EXECMUX_VERSION } from "../version.js";
 import {
   agreedVersion,
   HOST_CONFIG_ENV,
+  HOST_PRIVATE_ENV,
   HOST_SOCKET_ENV,
   hostSocketPath,
   LINK_VERSION,
@@ -65,7 +66,7 @@ function connectTo(path: string): Promise<Socket | undefined> {
 }
 
 /** Starts a host for `path` and resolves with a connected socket once it listens. */
-async function launchHost(config: Config, path: string): Promise<Socket> {
+async function launchHost(config: Config, path: string, reusable: boolean): Promise<Socket> {
   rmSync(path, { force: true }); // a dead host's socket
   const logPath = path.replace(/\.sock$/, ".log");
   // The host's own stdout and stderr (a crash before its logger exists); its log lines come over the control link.
@@ -74,7 +75,7 @@ async function launchHost(config: Config, path: string): Promise<Socket> {
     detached: true,
     stdio: ["ignore", logFd, logFd],
     // The token stays with the front: the host never sees a client's credentials.
-    env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify({ ...config, token: "" }), [HOST_SOCKET_ENV]: path },
+    env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify({ ...config, token: "" }), [HOST_SOCKET_ENV]: path, [HOST_PRIVATE_ENV]: reusable ? "0" : "1" },
   });
   closeSync(logFd);
   child.unref();
@@ -115,9 +116,9 @@ function awaitHostHello(socket: Socket, onLog: (line: Buffer) => void, onReply: 
 }
 
 export async function attachHost(config: Config, log: FastifyBaseLogger): Promise<HostClient> {
-  const path = hostSocketPath(stateDirectory(config.stateDirectory), config.listen);
-  const found = await connectTo(path);
-  const control = found ?? (await launchHost(config, path));
+  const { path, reusable } = hostSocketPath(stateDirectory(config.stateDirectory), config.listen);
+  const found = reusable ? await connectTo(path) : undefined;
+  const control = found ?? (await launchHost(config, path, reusable));
   control.on("error", () => undefined); // "close" follows
   control.write(hello("control"));
   let nextId = 1;

@@ -19,7 +19,7 @@ import { Connection, type PeerDescription } from "../rpc/connection.js";
 import { startRuntime } from "../runtime.js";
 import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
-import { agreedVersion, HOST_CONFIG_ENV, HOST_SOCKET_ENV, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
+import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
 import { encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
 import { LinkTransport } from "./link-transport.js";
 
@@ -33,6 +33,8 @@ if (!socketPath || !configText) {
 delete process.env[HOST_SOCKET_ENV];
 delete process.env[HOST_CONFIG_ENV];
 const config = JSON.parse(configText) as Config;
+const privateHost = process.env[HOST_PRIVATE_ENV] === "1";
+delete process.env[HOST_PRIVATE_ENV];
 
 /** A link must say who it is this soon after connecting. */
 const HELLO_TIMEOUT_MS = 5_000;
@@ -92,6 +94,8 @@ function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void
     hostLog.detach(socket);
     front = undefined;
     if (ending) return;
+    // A host of a port-0 daemon can never be found again (its address dies with the front): it ends with its front.
+    if (privateHost) return void end("its daemon is gone, and no other can find this host").then(() => process.exit(0));
     log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
     aloneTimer = setInterval(() => {
       if (!front && runtime.registry.size === 0) void end("no daemon and no session left").then(() => process.exit(0));

@@ -52,6 +52,8 @@ export interface ControlReply {
 /** The host's settings travel in this environment variable (JSON), its socket's path in the next. */
 export const HOST_CONFIG_ENV = "EXECMUX_HOST_CONFIG";
 export const HOST_SOCKET_ENV = "EXECMUX_HOST_SOCKET";
+/** Set to "1" for the host of a daemon nobody can find again (port 0): it ends with that daemon. */
+export const HOST_PRIVATE_ENV = "EXECMUX_HOST_PRIVATE";
 
 /**
  * The private directory the hosts' sockets live in: the configured one, or
@@ -76,8 +78,8 @@ export function stateDirectory(configured: string): string {
  * every start, so nobody could find that daemon again anyway: its host is
  * private to the one front.
  */
-export function hostSocketPath(directory: string, listen: string): string {
+export function hostSocketPath(directory: string, listen: string): { path: string; reusable: boolean } {
   const reusable = !/:0\/?$/.test(listen);
   const identity = reusable ? listen : `${listen}#${process.pid}-${randomBytes(6).toString("hex")}`;
-  return join(directory, `host-${createHash("sha256").update(identity).digest("hex").slice(0, 16)}.sock`);
+  return { path: join(directory, `host-${createHash("sha256").update(identity).digest("hex").slice(0, 16)}.sock`), reusable };
 }

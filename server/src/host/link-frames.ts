@@ -38,6 +38,22 @@ export function encodeFrame(kind: FrameKind, payload: Buffer | string = Buffer.a
   return frame;
 }
 
+/**
+ * Writes one frame without first copying a message into it: the header,
+ * then the message as it is (a string is encoded once, by the socket). A
+ * reply of many megabytes would otherwise exist three times at once.
+ */
+export function writeFrame(socket: { cork(): void; uncork(): void; write(data: Buffer | string, callback?: (error?: Error | null) => void): boolean }, kind: FrameKind, message: Buffer | string, callback?: (error?: Error | null) => void): boolean {
+  const header = Buffer.allocUnsafe(HEADER_BYTES);
+  header.writeUInt32BE((typeof message === "string" ? Buffer.byteLength(message) : message.length) + 1, 0);
+  header.writeUInt8(kind, 4);
+  socket.cork();
+  socket.write(header);
+  const more = socket.write(message, callback);
+  socket.uncork();
+  return more;
+}
+
 export function encodeClose(code: number, reason: string): Buffer {
   const reasonBytes = Buffer.from(reason);
   const payload = Buffer.allocUnsafe(2 + reasonBytes.length);
@@ -100,6 +116,58 @@ export class FrameReader {
       const rest = data.subarray(offset);
       this.pending.push(rest);
       this.pendingBytes = rest.length;
+    }
+  }
+}
+
+/**
+ * Cuts a byte stream into frames as FrameReader does, but hands a client's
+ * message (Text, Binary) on piece by piece as its bytes arrive, `last` on
+ * the final piece: the front sends the pieces as WebSocket fragments, so it
+ * never holds a whole large reply, and stops reading mid-message when the
+ * client does. Frames of other kinds are small and come whole.
+ */
+export class FramePieceReader {
+  private readonly header = Buffer.alloc(HEADER_BYTES);
+  private headerBytes = 0;
+  private kind: FrameKind = FrameKind.Text;
+  /** Payload bytes of the current frame still to come; -1 between frames. */
+  private remaining = -1;
+  private whole: Buffer[] = [];
+
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly onPiece: (kind: FrameKind, piece: Buffer, last: boolean) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let offset = 0;
+    while (offset < chunk.length || this.remaining === 0) {
+      if (this.remaining < 0) {
+        const take = Math.min(HEADER_BYTES - this.headerBytes, chunk.length - offset);
+        chunk.copy(this.header, this.headerBytes, offset, offset + take);
+        this.headerBytes += take;
+        offset += take;
+        if (this.headerBytes < HEADER_BYTES) return;
+        this.headerBytes = 0;
+        const length = this.header.readUInt32BE(0);
+        if (length === 0 || length - 1 > this.maxFrameBytes) throw new FrameTooLarge(length - 1, this.maxFrameBytes);
+        this.kind = this.header.readUInt8(4) as FrameKind;
+        this.remaining = length - 1;
+        continue;
+      }
+      const take = Math.min(this.remaining, chunk.length - offset);
+      const piece = chunk.subarray(offset, offset + take);
+      offset += take;
+      this.remaining -= take;
+      const last = this.remaining === 0;
+      if (last) this.remaining = -1;
+      if (this.kind === FrameKind.Text || this.kind === FrameKind.Binary) {
+        if (take > 0 || last) this.onPiece(this.kind, piece, last);
+      } else {
+        this.whole.push(piece);
+        if (last) this.onPiece(this.kind, Buffer.concat(this.whole.splice(0)), true);
+      }
     }
   }
 }

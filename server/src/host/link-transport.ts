@@ -6,7 +6,7 @@
  */
 import type { Socket } from "node:net";
 import type { Liveness, MessageTransport } from "../rpc/transport.js";
-import { encodeClose, encodeFrame, FrameKind } from "./link-frames.js";
+import { encodeClose, encodeFrame, FrameKind, writeFrame } from "./link-frames.js";
 
 export class LinkTransport implements MessageTransport {
   readonly carriesBinary = true;
@@ -47,8 +47,7 @@ export class LinkTransport implements MessageTransport {
 
   send(message: string | Buffer, sent: (error?: Error) => void): void {
     if (!this.isOpen) return sent(new Error("the link is closed"));
-    const frame = encodeFrame(typeof message === "string" ? FrameKind.Text : FrameKind.Binary, message);
-    this.socket.write(frame, (error) => sent(error ?? undefined));
+    writeFrame(this.socket, typeof message === "string" ? FrameKind.Text : FrameKind.Binary, message, (error) => sent(error ?? undefined));
   }
 
   close(code: number, reason: string): void {
