@@ -1,0 +1,141 @@
+/**
+ * The process host (server/src/host): `execmux serve` keeps sessions,
+ * processes and retained output in a process that faces no network, so the
+ * daemon listening on the port can die and be started again with the same
+ * command while every process keeps running and every client resumes.
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
+import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
+import { freePort } from "./helpers/free-port.js";
+import { hostOf, isRunning } from "./helpers/procfs.js";
+import { scratchDirectory } from "./helpers/scratch.js";
+
+const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
+const reconnect = { initialDelayMs: 5, maxDelayMs: 100, giveUpAfterMs: 60_000 };
+
+/** Prints LINES numbered lines, one every millisecond or so: long enough to be cut mid-stream. */
+const PRINTER = '$| = 1; my ($name, $lines) = @ARGV; for my $i (1 .. $lines) { print "$name line $i\\n"; select(undef, undef, undef, 0.001) }';
+const LINES = 1500;
+const expected = (name: string, tty: boolean) =>
+  Array.from({ length: LINES }, (_, index) => `${name} line ${index + 1}${tty ? "\r\n" : "\n"}`).join("");
+
+async function collect(handle: ProcessHandle): Promise<{ data: Buffer; seqs: number[]; exitCode: number }> {
+  const chunks: Uint8Array[] = [];
+  const seqs: number[] = [];
+  for await (const event of handle) {
+    seqs.push(event.seq);
+    chunks.push(event.data);
+  }
+  return { data: Buffer.concat(chunks), seqs, exitCode: await handle.wait() };
+}
+
+const strictlyIncreasing = (seqs: number[]) => seqs.every((seq, index) => index === 0 || seq > seqs[index - 1]!);
+
+/** The same `execmux serve` command every time: a fixed port, a private state directory. */
+async function daemonCommand(): Promise<string[]> {
+  const port = await freePort();
+  return ["--listen", `ws://127.0.0.1:${port}`, "--log-level", "warn", "--state-directory", join(scratchDirectory("process-host"), "state")];
+}
+
+/** Resolves once the handle printed something. */
+const firstOutput = (handle: ProcessHandle) => new Promise<void>((resolve) => handle.onOutput(() => resolve()));
+
+async function pidsOf(client: ExecmuxClient): Promise<Map<string, number | null>> {
+  return new Map((await client.list()).map((info) => [info.processId, info.pid]));
+}
+
+async function stop(daemon: RunningDaemon): Promise<void> {
+  daemon.child.kill("SIGTERM");
+  expect((await daemon.exited).code).toBe(0);
+}
+
+describe("a daemon restart", () => {
+  it("is invisible but for a reconnect: 24 pipe and PTY processes streaming while the daemon is SIGKILLed and started again", async () => {
+    const command = await daemonCommand();
+    let daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    expect(host).toBeDefined();
+    const client = await connect(daemon.url, { reconnect });
+    let resumed = 0;
+    client.on("resumed", () => resumed++);
+
+    const names = Array.from({ length: 24 }, (_, index) => `p${index}`);
+    const handles = await Promise.all(names.map((name, index) => client.start({ argv: ["perl", "-e", PRINTER, name, String(LINES)], tty: index % 2 === 1 })));
+    const results = handles.map(collect);
+    const pidsBefore = await pidsOf(client);
+    await Promise.all(handles.map(firstOutput));
+
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+    // The processes never noticed: the host holds them.
+    expect(isRunning(host)).toBe(true);
+    for (const pid of pidsBefore.values()) expect(isRunning(pid!)).toBe(true);
+
+    daemon = await spawnDaemon(command);
+    // The same command found the running host instead of starting another.
+    expect(hostOf(daemon.child.pid!)).toBeUndefined();
+
+    const finished = await Promise.all(results);
+    finished.forEach((result, index) => {
+      const name = names[index]!;
+      expect(result.exitCode, name).toBe(0);
+      expect(sha256(result.data), name).toBe(sha256(expected(name, index % 2 === 1)));
+      expect(strictlyIncreasing(result.seqs), name).toBe(true);
+    });
+    expect(resumed).toBeGreaterThanOrEqual(1);
+    expect(await pidsOf(client)).toEqual(pidsBefore);
+
+    client.close();
+    await stop(daemon);
+    // Nothing outlives the final shutdown: not the host, not a process.
+    await vi.waitFor(() => expect([host, ...pidsBefore.values()].filter((pid) => isRunning(pid!))).toEqual([]));
+  }, 120_000);
+
+  it("hands its sessions over on SIGUSR2 (a planned restart or upgrade) and exits 0; the next daemon resumes them", async () => {
+    const command = await daemonCommand();
+    let daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    const client = await connect(daemon.url, { reconnect });
+    const handle = await client.start({ argv: ["perl", "-e", PRINTER, "only", String(LINES)] });
+    const result = collect(handle);
+    await firstOutput(handle);
+
+    daemon.child.kill("SIGUSR2");
+    expect((await daemon.exited).code).toBe(0);
+    expect(isRunning(host)).toBe(true);
+    daemon = await spawnDaemon(command);
+    const { data, exitCode } = await result;
+    expect(exitCode).toBe(0);
+    expect(sha256(data)).toBe(sha256(expected("only", false)));
+
+    client.close();
+    await stop(daemon);
+    await vi.waitFor(() => expect(isRunning(host)).toBe(false));
+  }, 60_000);
+
+  it("refuses a second daemon for the same address while one serves, and leaves the first alone", async () => {
+    const command = await daemonCommand();
+    const daemon = await spawnDaemon(command);
+    const second = await runCli(["serve", ...command]);
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toMatch(/another execmux daemon is attached|address already in use/i);
+    const client = await connect(daemon.url, { reconnect: false });
+    const handle = await client.start({ argv: ["echo", "still serving"] });
+    expect((await collect(handle)).data.toString()).toBe("still serving\n");
+    client.close();
+    await stop(daemon);
+  }, 60_000);
+
+  it("ends a port-0 daemon's host with the daemon: nobody could find that host again", async () => {
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--state-directory", join(scratchDirectory("process-host"), "state")]);
+    const host = hostOf(daemon.child.pid!)!;
+    const client = await connect(daemon.url, { reconnect: false });
+    const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
+    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    daemon.child.kill("SIGKILL");
+    await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
+  }, 60_000);
+});
