@@ -6,6 +6,24 @@ import { fileURLToPath } from "node:url";
 
 const CLI = fileURLToPath(new URL("../../server/dist/cli.js", import.meta.url));
 
+/** The process host a daemon started: its child running host-main (server/src/host). */
+function hostOf(daemonPid: number): number | undefined {
+  let children: string[];
+  try {
+    children = readFileSync(`/proc/${daemonPid}/task/${daemonPid}/children`, "latin1").trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return undefined;
+  }
+  for (const child of children) {
+    try {
+      if (readFileSync(`/proc/${child}/cmdline`, "latin1").includes("host-main")) return Number(child);
+    } catch {
+      // gone
+    }
+  }
+  return undefined;
+}
+
 export class DaemonProcess {
   private constructor(
     readonly child: ChildProcess,
@@ -28,17 +46,34 @@ export class DaemonProcess {
     return this.child.pid!;
   }
 
-  /** Resident set size in bytes, from /proc. */
-  rss(): number {
-    const status = readFileSync(`/proc/${this.pid}/status`, "utf8");
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  /**
+   * The daemon and the process host `execmux serve` started (it holds the
+   * sessions): what the daemon costs is what both cost.
+   */
+  private pids(): number[] {
+    const host = hostOf(this.pid);
+    return host === undefined ? [this.pid] : [this.pid, host];
   }
 
-  /** CPU time used so far (user + system), in seconds. */
+  /** Resident set size in bytes, from /proc, of the daemon and its host. */
+  rss(): number {
+    let bytes = 0;
+    for (const pid of this.pids()) {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      bytes += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+    }
+    return bytes;
+  }
+
+  /** CPU time used so far (user + system), in seconds, by the daemon and its host. */
   cpuSeconds(): number {
-    const stat = readFileSync(`/proc/${this.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    let seconds = 0;
+    for (const pid of this.pids()) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      seconds += (Number(fields[11]) + Number(fields[12])) / 100;
+    }
+    return seconds;
   }
 
   /** One metric's value from /metrics. */
