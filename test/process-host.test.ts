@@ -4,7 +4,9 @@
  * daemon listening on the port can die and be started again with the same
  * command while every process keeps running and every client resumes.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
@@ -12,6 +14,8 @@ import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
 import { hostOf, isRunning } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
+import { agreedVersion, hostSocketPath } from "../server/dist/host/host-protocol.js";
+import { encodeFrame, FrameKind, FramePieceReader, FrameReader } from "../server/dist/host/link-frames.js";
 
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 const reconnect = { initialDelayMs: 5, maxDelayMs: 100, giveUpAfterMs: 60_000 };
@@ -39,6 +43,8 @@ async function daemonCommand(): Promise<string[]> {
   const port = await freePort();
   return ["--listen", `ws://127.0.0.1:${port}`, "--log-level", "warn", "--state-directory", join(scratchDirectory("process-host"), "state")];
 }
+const listenOf = (command: string[]) => command[command.indexOf("--listen") + 1]!;
+const stateOf = (command: string[]) => command[command.indexOf("--state-directory") + 1]!;
 
 /** Resolves once the handle printed something. */
 const firstOutput = (handle: ProcessHandle) => new Promise<void>((resolve) => handle.onOutput(() => resolve()));
@@ -138,4 +144,67 @@ describe("a daemon restart", () => {
     daemon.child.kill("SIGKILL");
     await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
   }, 60_000);
+
+  it("stops, saying so, when its host dies (every session went with it), and leaves no process behind", async () => {
+    const command = await daemonCommand();
+    const daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    const client = await connect(daemon.url, { reconnect: false });
+    const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
+    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    process.kill(host, "SIGKILL");
+    expect((await daemon.exited).code).toBe(1);
+    expect(daemon.stderr()).toContain("the process host is gone");
+    // Its spawner saw the host go and took every child with it.
+    await vi.waitFor(() => expect(isRunning(pid)).toBe(false), { timeout: 15_000 });
+  }, 60_000);
+});
+
+describe("how a daemon and a host agree", () => {
+  it("speaks the older of the two newest link versions, and nothing when the ranges do not meet", () => {
+    expect(agreedVersion({ linkVersion: 3, minLinkVersion: 1 }, { linkVersion: 2, minLinkVersion: 2 })).toBe(2);
+    expect(agreedVersion({ linkVersion: 1, minLinkVersion: 1 }, { linkVersion: 3, minLinkVersion: 2 })).toBeUndefined();
+    expect(agreedVersion({ linkVersion: 5, minLinkVersion: 4 }, { linkVersion: 3, minLinkVersion: 1 })).toBeUndefined();
+  });
+
+  it("refuses a host whose link versions its own do not meet, names both, and leaves that host running", async () => {
+    const command = await daemonCommand();
+    mkdirSync(stateOf(command), { recursive: true, mode: 0o700 });
+    const { path } = hostSocketPath(stateOf(command), listenOf(command));
+    // A host from a future execmux that no longer speaks link version 1.
+    let stillConnected = 0;
+    const future = createServer((socket) => {
+      stillConnected++;
+      socket.on("close", () => stillConnected--);
+      socket.write(encodeFrame(FrameKind.Hello, JSON.stringify({ role: "host", linkVersion: 9, minLinkVersion: 7, execmuxVersion: "9.0.0", pid: 4242 })));
+    });
+    await new Promise<void>((resolve) => future.listen(path, resolve));
+    const refused = await runCli(["serve", ...command]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("link versions 7-9");
+    expect(refused.stderr).toContain("its processes keep running");
+    expect(future.listening).toBe(true);
+    future.close();
+  }, 60_000);
+
+  it("cuts frames out of a stream however it is split, and streams a message's pieces in order", () => {
+    const messages = Array.from({ length: 50 }, (_, index) => randomBytes(index * 997));
+    const stream = Buffer.concat(messages.map((message, index) => encodeFrame(index % 3 === 0 ? FrameKind.Binary : FrameKind.Text, message)));
+    const whole: Buffer[] = [];
+    const reader = new FrameReader(1 << 20, (_kind, payload) => whole.push(Buffer.from(payload)));
+    const pieces: Buffer[][] = [[]];
+    const pieceReader = new FramePieceReader(1 << 20, (_kind, piece, last) => {
+      pieces.at(-1)!.push(Buffer.from(piece));
+      if (last) pieces.push([]);
+    });
+    for (let offset = 0; offset < stream.length; ) {
+      const size = 1 + Math.floor(Math.random() * 3000);
+      reader.push(stream.subarray(offset, offset + size));
+      pieceReader.push(stream.subarray(offset, offset + size));
+      offset += size;
+    }
+    expect(whole.map(sha256)).toEqual(messages.map(sha256));
+    expect(pieces.slice(0, -1).map((parts) => sha256(Buffer.concat(parts)))).toEqual(messages.map(sha256));
+    expect(() => new FrameReader(10, () => undefined).push(encodeFrame(FrameKind.Text, "eleven bytes"))).toThrow(/exceeds/);
+  });
 });
