@@ -19,6 +19,8 @@ import {
   hostSocketPath,
   LINK_VERSION,
   MIN_LINK_VERSION,
+  settingsNotApplied,
+  shareableConfig,
   stateDirectory,
   type ControlMethod,
   type ControlReply,
@@ -75,7 +77,7 @@ async function launchHost(config: Config, path: string, reusable: boolean): Prom
     detached: true,
     stdio: ["ignore", logFd, logFd],
     // The token stays with the front: the host never sees a client's credentials.
-    env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify({ ...config, token: "" }), [HOST_SOCKET_ENV]: path, [HOST_PRIVATE_ENV]: reusable ? "0" : "1" },
+    env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify(shareableConfig(config)), [HOST_SOCKET_ENV]: path, [HOST_PRIVATE_ENV]: reusable ? "0" : "1" },
   });
   closeSync(logFd);
   child.unref();
@@ -142,6 +144,13 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
     );
   }
   log.info({ host: host.pid, hostVersion: host.execmuxVersion, linkVersion: version, socket: path, found: Boolean(found) }, found ? "found the running process host" : "started a process host");
+  const differing = settingsNotApplied(config, host.config);
+  if (differing.length > 0) {
+    log.warn(
+      { settings: differing, host: host.pid },
+      "the process host keeps the settings and environment it started with; these of this daemon's apply only once that host has ended (SIGTERM to this daemon ends it and its processes)",
+    );
+  }
   let detached = false;
   const lost = new Promise<void>((resolve) =>
     control.once("close", () => {

@@ -19,7 +19,7 @@ import { Connection, type PeerDescription } from "../rpc/connection.js";
 import { startRuntime } from "../runtime.js";
 import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
-import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
+import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
 import { encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
 import { LinkTransport } from "./link-transport.js";
 
@@ -44,7 +44,14 @@ const ALONE_CHECK_MS = 1_000;
 const hostLog = new HostLog();
 const log = createLogger(config, undefined, hostLog);
 const runtime = startRuntime(config, log);
-const ourHello: Hello = { role: "host", linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, pid: process.pid };
+const ourHello: Hello = {
+  role: "host",
+  linkVersion: LINK_VERSION,
+  minLinkVersion: MIN_LINK_VERSION,
+  execmuxVersion: EXECMUX_VERSION,
+  pid: process.pid,
+  config: shareableConfig(config),
+};
 
 let front: Socket | undefined;
 let aloneTimer: NodeJS.Timeout | undefined;

@@ -13,6 +13,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Config } from "../config.js";
 import type { PeerDescription } from "../rpc/connection.js";
 
 /** The link protocol this execmux speaks, and the oldest it still accepts. */
@@ -28,6 +29,20 @@ export interface Hello {
   readonly pid?: number;
   /** A client link: who the client is (address, quota key). */
   readonly peer?: PeerDescription;
+  /** The host's settings (without secrets): a front started with others says which of its own do not apply. */
+  readonly config?: Record<string, unknown>;
+}
+
+/** Settings a host may show a front: everything but the token (the front alone checks it). */
+export function shareableConfig(config: Config): Record<string, unknown> {
+  return { ...config, token: "" };
+}
+
+/** The settings the host runs with that differ from the front's, by name; the front's only govern HTTP and auth. */
+export function settingsNotApplied(front: Config, host: Record<string, unknown> | undefined): string[] {
+  if (!host) return [];
+  const mine = shareableConfig(front);
+  return Object.keys(mine).filter((key) => key in host && JSON.stringify(mine[key]) !== JSON.stringify(host[key]));
 }
 
 /** The link version two hellos agree on, or undefined when their ranges do not meet. */
