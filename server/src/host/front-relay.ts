@@ -6,17 +6,13 @@
  * and a host that does not read stops the client's socket.
  */
 import type { Socket } from "node:net";
-import type { RawData, WebSocket } from "ws";
+import type { WebSocket } from "ws";
+import { toBuffer } from "../transport/websocket-transport.js";
 import { decodeClose, encodeFrame, FrameKind, FramePieceReader } from "./link-frames.js";
 import { HOST_FRAME_LIMIT_BYTES } from "./host-client.js";
 
 /** Close code a client sees when the host's end of its link vanished (RFC 6455: try again later). */
 const HOST_GONE_CLOSE = 1012;
-
-function toBuffer(data: RawData): Buffer {
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.isBuffer(data) ? data : Buffer.from(data);
-}
 
 /**
  * `highWaterBytes`: how much the front lets wait for the client before it
