@@ -13,6 +13,7 @@ import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client
 import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
 import { hostOf, isRunning } from "./helpers/procfs.js";
+import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { agreedVersion, hostSocketPath } from "../server/dist/host/host-protocol.js";
 import { encodeFrame, FrameKind, FramePieceReader, FrameReader } from "../server/dist/host/link-frames.js";
@@ -26,17 +27,6 @@ const LINES = 1500;
 const expected = (name: string, tty: boolean) =>
   Array.from({ length: LINES }, (_, index) => `${name} line ${index + 1}${tty ? "\r\n" : "\n"}`).join("");
 
-async function collect(handle: ProcessHandle): Promise<{ data: Buffer; seqs: number[]; exitCode: number }> {
-  const chunks: Uint8Array[] = [];
-  const seqs: number[] = [];
-  for await (const event of handle) {
-    seqs.push(event.seq);
-    chunks.push(event.data);
-  }
-  return { data: Buffer.concat(chunks), seqs, exitCode: await handle.wait() };
-}
-
-const strictlyIncreasing = (seqs: number[]) => seqs.every((seq, index) => index === 0 || seq > seqs[index - 1]!);
 
 /** The same `execmux serve` command every time: a fixed port, a private state directory. */
 async function daemonCommand(): Promise<string[]> {

@@ -8,27 +8,16 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { connect, DisconnectedError, SessionLostError, type ExecmuxClient, type GapEvent, type ProcessHandle } from "@execmux/client";
+import { connect, DisconnectedError, SessionLostError, type ExecmuxClient, type GapEvent } from "@execmux/client";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { FaultProxy } from "./helpers/fault-proxy.js";
+import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 
 const sha256 = (data: Uint8Array | Buffer) => createHash("sha256").update(data).digest("hex");
 const scratch = () => scratchDirectory("reconnect");
 const fastReconnect = { initialDelayMs: 5, maxDelayMs: 50, giveUpAfterMs: 30_000 };
 
-/** Collects a handle's output and checks that no seq is delivered twice or out of order. */
-async function collect(handle: ProcessHandle): Promise<{ data: Buffer; seqs: number[]; exitCode: number }> {
-  const chunks: Uint8Array[] = [];
-  const seqs: number[] = [];
-  for await (const event of handle) {
-    seqs.push(event.seq);
-    chunks.push(event.data);
-  }
-  return { data: Buffer.concat(chunks), seqs, exitCode: await handle.wait() };
-}
-
-const strictlyIncreasing = (seqs: number[]) => seqs.every((seq, index) => index === 0 || seq > seqs[index - 1]!);
 
 function countEvents(client: ExecmuxClient) {
   const counts = { disconnected: 0, reconnecting: 0, resumed: 0 };
