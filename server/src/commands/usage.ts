@@ -19,6 +19,10 @@ export const COMMAND_USAGE = {
 
 Runs the daemon. Prints its URL (one line) on stdout once listening; logs are
 JSON lines on stderr. SIGTERM or SIGINT stops it and every process it started.
+Sessions and processes live in a process host that outlives the daemon: after a
+crash or SIGKILL, the same command finds them again and clients resume. SIGUSR2
+hands them over on purpose (a restart, an upgrade): the daemon exits 0 and the
+next one carries on.
 
 Tokens: EXECMUX_TOKEN or --token-file (one per line, rotated without a
 restart); avoid --token on a shared machine: a command line is readable by
