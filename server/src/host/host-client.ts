@@ -4,7 +4,7 @@
  * front's own requests, and one link per client connection.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { FastifyBaseLogger } from "fastify";
@@ -67,8 +67,58 @@ function connectTo(path: string): Promise<Socket | undefined> {
   });
 }
 
-/** Starts a host for `path` and resolves with a connected socket once it listens. */
+/** Waits until the host at `path` accepts a connection, as long as `failure` says nothing went wrong. */
+async function awaitListening(path: string, failure: () => string | undefined): Promise<Socket> {
+  const deadline = Date.now() + HOST_START_TIMEOUT_MS;
+  for (;;) {
+    const socket = await connectTo(path);
+    if (socket) return socket;
+    const failed = failure();
+    if (failed) throw new Error(failed);
+    if (Date.now() > deadline) throw new Error(`the process host did not listen on ${path} within ${HOST_START_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Two daemons started at once for one address must not both start a host
+ * (the second would unlink the first one's socket): whoever creates the lock
+ * file starts it, the other waits for it to listen. A lock whose owner died
+ * is taken over.
+ */
 async function launchHost(config: Config, path: string, reusable: boolean): Promise<Socket> {
+  const lockPath = path.replace(/\.sock$/, ".lock");
+  for (;;) {
+    try {
+      writeFileSync(lockPath, String(process.pid), { flag: "wx", mode: 0o600 });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const owner = Number(readFileSync(lockPath, "latin1"));
+      if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) {
+        return awaitListening(path, () => (isAlive(owner) ? undefined : `the daemon (pid ${owner}) that was starting the process host at ${path} is gone; try again`));
+      }
+      rmSync(lockPath, { force: true });
+    }
+  }
+  try {
+    return await startHostProcess(config, path, reusable);
+  } finally {
+    rmSync(lockPath, { force: true });
+  }
+}
+
+/** Starts a host for `path` and resolves with a connected socket once it listens. */
+async function startHostProcess(config: Config, path: string, reusable: boolean): Promise<Socket> {
   rmSync(path, { force: true }); // a dead host's socket
   const logPath = path.replace(/\.sock$/, ".log");
   // The host's own stdout and stderr (a crash before its logger exists); its log lines come over the control link.
@@ -84,14 +134,7 @@ async function launchHost(config: Config, path: string, reusable: boolean): Prom
   let exited: string | undefined;
   child.once("exit", (code, signal) => (exited = `the process host exited (${signal ?? `code ${code}`}) before it listened: ${readFileSync(logPath, "utf8").trim().slice(-2_000)}`));
   child.once("error", (error) => (exited = `cannot start the process host: ${error.message}`));
-  const deadline = Date.now() + HOST_START_TIMEOUT_MS;
-  for (;;) {
-    if (exited) throw new Error(exited);
-    const socket = await connectTo(path);
-    if (socket) return socket;
-    if (Date.now() > deadline) throw new Error(`the process host did not listen on ${path} within ${HOST_START_TIMEOUT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
-  }
+  return awaitListening(path, () => exited);
 }
 
 function hello(role: Hello["role"], peer?: PeerDescription): Buffer {
