@@ -234,6 +234,23 @@ describe("descriptors", () => {
     const numbers = lines.map((line) => Number(/\/fd\/(\d+)/.exec(line)?.[1])).filter((fd) => fd > 2);
     expect(numbers.length).toBeLessThanOrEqual(1);
   });
+
+  it("lets no pipe child of a restarted spawner see a terminal: the new spawner closes the masters it inherited", async () => {
+    const daemon = await startTestDaemon();
+    const alice = await WireClient.ready(daemon.url);
+    await start(alice, "shell", ["sh"], { tty: true });
+    // The daemon holds alice's master without close-on-exec; the spawner it starts now inherits it.
+    const helper = spawnerOf(process.pid)!;
+    process.kill(helper, "SIGKILL");
+    await vi.waitUntil(() => spawnerOf(process.pid) !== undefined && spawnerOf(process.pid) !== helper, { timeout: 20_000 });
+    const mallory = await WireClient.ready(daemon.url);
+    await vi.waitUntil(async () => (await mallory.request("process/start", { processId: "look", argv: ["sh", "-c", "ls -l /proc/self/fd"], cwd: "/", env: { PATH }, tty: false })).result !== undefined);
+    await mallory.closedOf("look");
+    const listing = mallory.output("look");
+    expect(listing).toContain(" 1 -> /tmp/execmux-fifos-");
+    expect(listing).not.toMatch(/ptmx|\/dev\/pts/);
+    expect(listing.trim().split("\n").filter((line) => / \d+ -> /.test(line)).length).toBeLessThanOrEqual(4);
+  });
 });
 
 describe("quotas and finished processes", () => {

@@ -183,3 +183,25 @@ describe("PTY size and stdin", () => {
     expect(client.output("w")).toBe("once\ntwice\n");
   });
 });
+
+describe("who forks", () => {
+  // fork() from the daemon copies its page tables on the event loop; the
+  // small spawner process forks every child instead, PTY children too.
+  it.each([true, false])("forks the child from the spawner process, never from the daemon (tty %s)", async (tty) => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    await start(client, "c", ["sleep", "600"], { tty });
+    const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
+    const pid = list.processes[0]!.pid;
+    const parent = Number(readStat(pid)![1]);
+    expect(parent).not.toBe(process.pid);
+    expect(Number(readStat(parent)![1])).toBe(process.pid);
+    expect(readFileSync(`/proc/${parent}/cmdline`, "latin1")).toMatch(/spawner-main\.js\0$/);
+    if (!tty) return;
+    // Still a session of its own with the terminal as its controlling one:
+    // session id, terminal (tty_nr) and foreground group (tpgid).
+    const [, , group, session, terminal, foreground] = readStat(pid)!.map(Number);
+    expect([group, session, foreground]).toEqual([pid, pid, pid]);
+    expect(terminal).toBeGreaterThan(0);
+  });
+});

@@ -4,12 +4,16 @@
  * child exits (it destroys the stream 200 ms after exit); our PTY path reads
  * until EIO instead. Both tests run bursts-then-exit many times and count.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { spawnPty } from "../server/dist/process/spawn-pty.js";
+import { Spawner } from "../server/dist/spawner/spawner.js";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { WireClient } from "./helpers/wire-client.js";
 
 const BURST = 4_000_000;
+
+const spawner = new Spawner();
+afterAll(() => spawner.stop());
 
 /** Runs `head -c BURST /dev/zero` on a PTY with a listener that hogs the event loop. */
 function burstWithBusyListener(): Promise<{ received: number; exitCode: number | null }> {
@@ -18,6 +22,7 @@ function burstWithBusyListener(): Promise<{ received: number; exitCode: number |
     let exitCode: number | null = null;
     let ended = false;
     spawnPty(
+      spawner,
       { file: "head", args: ["-c", String(BURST), "/dev/zero"], arg0: undefined, cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, pipeStdin: false, cols: 80, rows: 24, cgroup: undefined },
       {
         output: (_stream, data) => {

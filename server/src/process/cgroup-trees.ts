@@ -2,9 +2,9 @@
  * The "cgroup" containment (see process-trees.ts). The daemon makes one
  * directory below its own cgroup, `execmux-<pid>-<random>`, and in it one
  * cgroup per child. The child is born inside it: the spawner helper moves
- * itself in for the fork and back out after (spawner-main.ts), a PTY child
- * moves itself in before it execs (spawn-pty.ts), so not even a grandchild
- * forked in the first microsecond is outside. SIGKILL to a tree is one write
+ * itself in for the fork and back out after (spawner-main.ts), for pipe and
+ * PTY children alike, so not even a grandchild forked in the first
+ * microsecond is outside. SIGKILL to a tree is one write
  * to its cgroup.kill, which the kernel applies to every member and to
  * anything forked meanwhile; shutdown kills the whole directory at once.
  */
@@ -106,7 +106,7 @@ export class CgroupTrees implements ProcessTrees {
   /**
    * Makes the daemon's directory and proves the mechanism works here: a
    * cgroup can be made, has cgroup.kill, and this process may move into it
-   * and back (the permission the spawner and PTY children need). Undefined
+   * and back (the permission the spawner needs). Undefined
    * where any of that fails.
    */
   static create(): CgroupTrees | undefined {

@@ -4,25 +4,18 @@
  * the read stream 200 ms after exit (DESTROY_SOCKET_TIMEOUT_MS in
  * lib/unixTerminal.js); Node discards queued output when a read fails with
  * EIO; and libuv ends the stream on POLLHUP while the kernel still holds
- * output. spawn-pty.ts forks with the same native call and handles all three.
+ * output. spawn-pty.ts opens the terminal with the native call (the spawner
+ * process forks the child onto it) and handles all three.
  * node-pty is pinned to an exact version because this is not its public API.
  */
 import { createRequire } from "node:module";
 
 export interface NativePty {
-  fork(
-    file: string,
-    args: string[],
-    env: string[],
-    cwd: string,
-    cols: number,
-    rows: number,
-    uid: number,
-    gid: number,
-    utf8: boolean,
-    helperPath: string,
-    onExit: (code: number, signal: number) => void,
-  ): { fd: number; pid: number; pty: string };
+  /**
+   * openpty(3): a new terminal of this size. Both descriptors non-blocking
+   * and without close-on-exec; `pty` is the slave's path (/dev/pts/N).
+   */
+  open(cols: number, rows: number): { master: number; slave: number; pty: string };
   resize(fd: number, cols: number, rows: number): void;
 }
 
@@ -32,5 +25,3 @@ const loaded = (require("node-pty/lib/utils.js") as {
 }).loadNativeModule("pty");
 
 export const nativePty: NativePty = loaded.module;
-/** Only macOS uses the helper; Linux forks in-process. */
-export const spawnHelperPath = `${loaded.dir}/spawn-helper`;

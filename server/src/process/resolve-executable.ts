@@ -23,7 +23,7 @@ function executableState(path: string): "ok" | "ENOENT" | "EACCES" {
 /**
  * Finds the program the way execvp would, with the child's PATH. Done before
  * forking so that "no such program" is a start error, not a child that prints
- * "execvp failed" and exits 1 (what forkpty would give).
+ * "exec failed" and exits 127 (what a PTY child would give, pty-wrapper.ts).
  */
 export function resolveExecutable(file: string, cwd: string, pathVariable: string | undefined): string {
   if (file.includes("/")) {

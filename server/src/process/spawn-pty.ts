@@ -1,11 +1,16 @@
-/** Children on a PTY: one output stream ("pty"), a window size, job control. */
-import { readSync } from "node:fs";
+/**
+ * Children on a PTY: one output stream ("pty"), a window size, job control.
+ * The daemon opens the terminal and keeps the master; the spawner process
+ * forks the child onto the slave (spawner-main.ts), through the wrapper in
+ * pty-wrapper.ts, so the daemon itself never forks.
+ */
+import { closeSync, constants, openSync, readSync } from "node:fs";
 import tty from "node:tty";
+import type { Spawner } from "../spawner/spawner.js";
 import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
 import { FdWriter } from "./fd-writer.js";
-import { nativePty, spawnHelperPath } from "./pty-native.js";
-import { resolveExecutable } from "./resolve-executable.js";
-import { signalNameOf } from "@execmux/shared";
+import { nativePty } from "./pty-native.js";
+import { ptyCommandLine } from "./pty-wrapper.js";
 
 /**
  * The most one read of a PTY master returns: the line discipline's buffer
@@ -16,41 +21,6 @@ const FULL_READ_BYTES = 4096 - 1;
 
 /** The terminal's VEOF character, as node-pty configures it. */
 const EOF_CHARACTER = Buffer.from([4]);
-
-/**
- * Every PTY child starts as perl (perl-base is in every Debian image, slim
- * ones too), which execs the program once three things are done that
- * forkpty does not do and Node cannot ask of it:
- * - it enters the child's cgroup (process-trees.ts), before anything of the
- *   program runs, so nothing it starts is ever outside;
- * - it closes every descriptor above stderr: node-pty opens PTY masters
- *   without close-on-exec, so every PTY child would otherwise inherit the
- *   master of every other session's terminal, and could type into it;
- * - `exec {file} @argv` sets argv[0] apart from the file (arg0), and
- *   searches PATH like execvp when the file has no slash.
- * Arguments: cgroup directory ("" for none), file, argv[0], the rest.
- * (A `my` variable is visible only from the next statement on, hence the
- * separate declarations.)
- */
-const PTY_EXEC = [
-  'my ($cg, $f, @argv) = @ARGV;',
-  'if ($cg ne "") { my $p; open($p, ">", "$cg/cgroup.procs") && print($p "0") && close($p) or do { print STDERR "execmux: cannot enter cgroup $cg: $!\\n"; exit 127 } }',
-  'opendir(my $d, "/proc/self/fd") or do { print STDERR "execmux: /proc/self/fd: $!\\n"; exit 127 };',
-  'my @fds = grep { /^\\d+$/ && $_ > 2 } readdir($d); closedir($d);',
-  'for my $fd (@fds) { my $h; open($h, "+<&=", $fd) and close($h) }',
-  'exec {$f} @argv or do { print STDERR "exec $f: $!\\n"; exit 127 }',
-].join(" ");
-
-let perlPath: string | undefined;
-
-function commandLine(spec: SpawnSpec): { file: string; args: string[] } {
-  try {
-    perlPath ??= resolveExecutable("perl", "/", process.env.PATH);
-  } catch {
-    throw new SpawnError("a tty needs perl on the daemon's PATH (it closes other terminals' descriptors before the program runs)", "ENOENT");
-  }
-  return { file: perlPath, args: ["-e", PTY_EXEC, spec.cgroup ?? "", spec.file, spec.arg0 ?? spec.file, ...spec.args] };
-}
 
 /**
  * libuv ends a stream when poll reports POLLHUP after a short read (its
@@ -73,20 +43,48 @@ function drainAfterHangup(fd: number, deliver: (data: Buffer) => void): void {
   }
 }
 
-export async function spawnPty(spec: SpawnSpec, events: ChildEvents): Promise<Child> {
-  const { file, args } = commandLine(spec);
-  const envPairs = Object.keys(spec.env).map((name) => `${name}=${spec.env[name]}`);
-  let forked: { fd: number; pid: number };
+/**
+ * A new terminal: the master as openpty made it (Node cannot set
+ * close-on-exec, so the spawner closes what it inherits, inherited-fds.ts),
+ * and the slave reopened by path, close-on-exec, so nothing the daemon runs
+ * meanwhile inherits it.
+ */
+function openTerminal(cols: number, rows: number): { master: number; slave: number; path: string } {
+  let opened: { master: number; slave: number; pty: string };
   try {
-    forked = nativePty.fork(file, args, envPairs, spec.cwd, spec.cols, spec.rows, -1, -1, true, spawnHelperPath, (code, signo) => {
-      const signal = signo > 0 ? ((signalNameOf(signo) ?? null) as NodeJS.Signals | null) : null;
-      events.exited(signal ? null : code, signal);
-    });
+    opened = nativePty.open(cols, rows);
   } catch (error) {
     throw new SpawnError((error as Error).message, "EPTY");
   }
+  try {
+    // O_NOCTTY: the daemon may lead a session without a terminal, and must not take this one.
+    return { master: opened.master, slave: openSync(opened.pty, constants.O_RDWR | constants.O_NOCTTY), path: opened.pty };
+  } catch (error) {
+    closeSync(opened.master);
+    throw new SpawnError((error as Error).message, "EPTY");
+  } finally {
+    closeSync(opened.slave);
+  }
+}
 
-  const { fd, pid } = forked;
+export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildEvents): Promise<Child> {
+  const { file, args } = ptyCommandLine(spec);
+  const terminal = openTerminal(spec.cols, spec.rows);
+  const fd = terminal.master;
+  let pid: number;
+  try {
+    pid = await spawner.spawnOnTerminal({ file, args, argv0: undefined, cwd: spec.cwd, env: spec.env, cgroup: spec.cgroup }, terminal.path, (code, signal) =>
+      events.exited(code, signal),
+    );
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  } finally {
+    // Held until the child holds the slave (from its fork on): with no slave
+    // open, a read of the master would fail with EIO, the end of output.
+    closeSync(terminal.slave);
+  }
+
   const reader = new tty.ReadStream(fd);
   let ended = false;
   const writer = new FdWriter(fd, () => undefined);

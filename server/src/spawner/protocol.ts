@@ -1,7 +1,8 @@
 /**
  * How the daemon and its spawner process (spawner-main.ts) talk: requests,
  * reports and exits over Node's IPC channel; each child's stdio as a real
- * pipe (a FIFO, see fifo-pipe.ts) that both sides open by path.
+ * pipe (a FIFO, see fifo-pipe.ts) that both sides open by path, or a PTY
+ * slave that the helper opens by path for the child.
  *
  * Not Node's own stdio pipes: those are socketpairs, and bash takes a socket
  * on stdin for a remote shell (rshd) and sources ~/.bashrc; upstream's
@@ -19,13 +20,19 @@ export interface SpawnRequest {
   readonly argv0: string | undefined;
   readonly cwd: string;
   readonly env: Record<string, string>;
-  /** Whether stdin is a pipe (else /dev/null); stdout and stderr always are. */
+  /** Whether stdin is a pipe (else /dev/null); stdout and stderr always are. Not for a terminal. */
   readonly pipeStdin: boolean;
+  /**
+   * A PTY slave's path (/dev/pts/N): the child's stdin, stdout and stderr
+   * are that terminal instead of pipes (spawn-pty.ts). The daemon holds the
+   * master; the child makes the terminal its controlling one itself.
+   */
+  readonly terminal: string | undefined;
   /** The cgroup the child is born into: the helper moves itself in for the fork. */
   readonly cgroup: string | undefined;
 }
 
-/** The FIFO paths of a child's pipes; the daemon opens its ends by these names. */
+/** The FIFO paths of a child's pipes; the daemon opens its ends by these names. None for a terminal child. */
 export interface ChildPipes {
   readonly stdin: string | undefined;
   readonly stdout: string;
@@ -40,7 +47,7 @@ export type DaemonMessage = SpawnRequest | { readonly type: "release"; readonly 
 
 /** Helper to daemon. */
 export type SpawnerMessage =
-  | { readonly type: "spawned"; readonly id: number; readonly pid: number; readonly pipes: ChildPipes }
+  | { readonly type: "spawned"; readonly id: number; readonly pid: number; readonly pipes: ChildPipes | undefined }
   | { readonly type: "failed"; readonly id: number; readonly code: string; readonly message: string }
   | { readonly type: "exit"; readonly id: number; readonly code: number | null; readonly signal: NodeJS.Signals | null };
 

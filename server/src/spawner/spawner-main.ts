@@ -1,6 +1,6 @@
 /**
- * The spawner: a small helper process that forks every pipe child for the
- * daemon (PTY children are still forked by the daemon, see spawn-pty.ts).
+ * The spawner: a small helper process that forks every child for the
+ * daemon, on pipes or on a terminal the daemon opened (spawn-pty.ts).
  *
  * fork() copies the parent's page tables and libuv waits for the child's
  * exec, all on the event loop, so spawning from the daemon itself gets
@@ -11,10 +11,11 @@
  * protocol.ts for why).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
+import { closeInheritedDescriptors } from "./inherited-fds.js";
 import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const fifoDirectory = process.env[FIFO_DIRECTORY_ENV];
@@ -22,6 +23,7 @@ if (!fifoDirectory) {
   process.stderr.write(`execmux spawner: ${FIFO_DIRECTORY_ENV} is not set; this process is started by the daemon\n`);
   process.exit(1);
 }
+closeInheritedDescriptors();
 const fifos = new FifoPool(fifoDirectory);
 /** The daemon's cgroup directory (every child's cgroup is below it), and this helper's own cgroup. */
 const cgroupRoot = process.env[CGROUP_ROOT_ENV];
@@ -122,6 +124,32 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
   }
 }
 
+/**
+ * A child whose stdin, stdout and stderr are the terminal at
+ * `request.terminal`; it makes it its controlling terminal itself (the PTY
+ * wrapper in spawn-pty.ts), once setsid has made it a session leader. The
+ * child holds the slave from the fork on, so the daemon may close its own
+ * copy once it hears "spawned" without the master ever seeing a hangup.
+ */
+function spawnOnTerminal(request: SpawnRequest): { child: ChildProcess; pipes: undefined } {
+  // O_NOCTTY: this helper leads a session without a terminal, and must not take the child's.
+  const slave = openSync(request.terminal!, constants.O_RDWR | constants.O_NOCTTY);
+  try {
+    const child = spawnInCgroup(request, () =>
+      spawn(request.file, request.args, {
+        cwd: request.cwd,
+        env: request.env,
+        ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
+        stdio: [slave, slave, slave],
+        detached: true,
+      }),
+    );
+    return { child, pipes: undefined };
+  } finally {
+    closeSync(slave);
+  }
+}
+
 /** Children still running, so they can be killed if the daemon dies. */
 const running = new Set<number>();
 
@@ -142,7 +170,8 @@ function onMessage(message: DaemonMessage): void {
   const request = message;
   const reportFailure = (error: NodeJS.ErrnoException) =>
     send({ type: "failed", id: request.id, code: error.code ?? "EUNKNOWN", message: error.message });
-  spawnWithPipes(request).then(
+  const started = request.terminal === undefined ? spawnWithPipes(request) : Promise.resolve().then(() => spawnOnTerminal(request));
+  started.then(
     ({ child, pipes }) => {
       child.once("error", (error: NodeJS.ErrnoException) => {
         release(request.id);

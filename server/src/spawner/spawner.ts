@@ -1,8 +1,9 @@
 /**
  * The daemon's side of the spawner process (see spawner-main.ts): start it
  * while the daemon is still small, send it spawn requests, open the
- * daemon's ends of each child's pipes, and route each child's exit back to
- * whoever asked.
+ * daemon's ends of each child's pipes (a terminal child's master the daemon
+ * opened itself, spawn-pty.ts), and route each child's exit back to whoever
+ * asked.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -20,20 +21,26 @@ export interface SpawnedChild extends DaemonEnds {
   readonly pid: number;
 }
 
+/** A child as the helper handed it over: its pipes' daemon ends, none for a terminal child. */
+interface Started {
+  readonly pid: number;
+  readonly ends: DaemonEnds | undefined;
+}
+
 interface Pending {
   readonly id: number;
   /** Bytes of argv and environment this start holds in the helper until it answers. */
   readonly bytes: number;
   /** Counted against the helper's in-flight bounds until it answers (or dies). */
   admitted: boolean;
-  resolve(child: SpawnedChild): void;
+  resolve(child: Started): void;
   reject(error: Error): void;
   onExit(code: number | null, signal: NodeJS.Signals | null): void;
   /** "failed" covers timed out: later news of it only matters for killing the child. */
   state: "starting" | "started" | "failed";
   pid?: number;
   /** Once started: the daemon's ends of its pipes. */
-  child?: SpawnedChild;
+  child?: Started;
 }
 
 const SPAWN_TIMEOUT_MS = 10_000;
@@ -80,7 +87,7 @@ function killTree(pid: number): void {
   }
 }
 
-export type SpawnParams = Omit<SpawnRequest, "type" | "id">;
+export type SpawnParams = Omit<SpawnRequest, "type" | "id" | "terminal">;
 
 export class Spawner {
   private process: ChildProcess;
@@ -165,8 +172,25 @@ export class Spawner {
     return ok;
   }
 
-  /** Spawns a child; `onExit` is called once when it has been reaped. */
-  spawn(params: SpawnParams, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<SpawnedChild> {
+  /** Spawns a child on pipes; `onExit` is called once when it has been reaped. */
+  async spawn(params: SpawnParams, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<SpawnedChild> {
+    const { pid, ends } = await this.start({ ...params, terminal: undefined }, onExit);
+    return { pid, ...ends! };
+  }
+
+  /**
+   * Spawns a child whose stdio is the PTY slave at `terminal` (the caller
+   * holds the master) and resolves with its pid; `onExit` as for spawn.
+   */
+  async spawnOnTerminal(
+    params: Omit<SpawnParams, "pipeStdin">,
+    terminal: string,
+    onExit: (code: number | null, signal: NodeJS.Signals | null) => void,
+  ): Promise<number> {
+    return (await this.start({ ...params, pipeStdin: false, terminal }, onExit)).pid;
+  }
+
+  private start(params: Omit<SpawnRequest, "type" | "id">, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<Started> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -303,9 +327,9 @@ export class Spawner {
           killTree(message.pid);
           return this.tell({ type: "release", id: message.id });
         }
-        let child: SpawnedChild;
+        let child: Started;
         try {
-          child = { pid: message.pid, ...openDaemonEnds(message.pipes) };
+          child = { pid: message.pid, ends: message.pipes && openDaemonEnds(message.pipes) };
         } catch (error) {
           this.fail(pending, new SpawnError(`cannot open the child's pipes: ${(error as Error).message}`, "EPIPES"));
           return;
@@ -322,7 +346,7 @@ export class Spawner {
         this.children.delete(message.id);
         // As Node does for its children: nobody may read that pipe any more
         // (and a FIFO's writer would only learn of it on its next write).
-        pending.child?.stdin?.destroy();
+        pending.child?.ends?.stdin?.destroy();
         if (pending.state === "started") pending.onExit(message.code, message.signal);
         return;
     }
@@ -381,7 +405,7 @@ export class Spawner {
   }
 
   private orphanExited(pending: Pending): void {
-    pending.child?.stdin?.destroy();
+    pending.child?.ends?.stdin?.destroy();
     pending.onExit(-1, null);
   }
 }

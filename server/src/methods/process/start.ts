@@ -99,9 +99,9 @@ async function start(
       ...(wrapped
         ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
         : {
-            // A PTY child is exec'd by name (execvp, by forkpty), which keeps argv[0]
-            // as the client wrote it; everywhere else the path found above is
-            // exec'd with argv[0] set explicitly.
+            // A PTY child is exec'd by name (perl's exec searches PATH as execvp
+            // does, pty-wrapper.ts), which keeps argv[0] as the client wrote it;
+            // everywhere else the path found above is exec'd with argv[0] set explicitly.
             file: tty && arg0 === undefined ? program : resolved,
             args,
             arg0: arg0 ?? (tty ? undefined : program),
@@ -114,8 +114,9 @@ async function start(
       cgroup: tree.cgroup,
     };
     const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
-    // Pipes are forked by the spawner process; PTYs (forkpty) by the daemon itself, for now.
-    const child = await (tty ? spawnPty(spec, managed.childEvents) : spawnPipe(connection.deps.spawner, spec, managed.childEvents));
+    // Both are forked by the spawner process, never by the daemon.
+    const spawner = connection.deps.spawner;
+    const child = await (tty ? spawnPty(spawner, spec, managed.childEvents) : spawnPipe(spawner, spec, managed.childEvents));
     stopTimer();
     managed.attach(child);
     session.commit(managed);

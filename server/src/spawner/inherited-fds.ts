@@ -1,0 +1,40 @@
+/**
+ * Descriptors this process inherited by accident. The daemon holds every
+ * PTY master without close-on-exec (node-pty opens them so, and Node cannot
+ * set the flag), so a spawner the daemon restarts would inherit every
+ * session's master, and pass it on to every pipe child it spawns: one
+ * session could type into another's terminal. Everything Node and libuv open
+ * is close-on-exec, the IPC channel too (Node marks it when it takes it), so
+ * what lacks the flag above stderr was inherited and is closed.
+ */
+import { closeSync, readdirSync, readFileSync } from "node:fs";
+
+/** O_CLOEXEC as /proc/PID/fdinfo reports it (octal "flags:"), on Linux. */
+const O_CLOEXEC = 0o2000000;
+
+export function closeInheritedDescriptors(): void {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc/self/fd");
+  } catch {
+    return; // no /proc: nothing to go by
+  }
+  for (const entry of entries) {
+    const fd = Number(entry);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    let flags: number;
+    try {
+      const match = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "latin1"));
+      if (!match) continue;
+      flags = Number.parseInt(match[1]!, 8);
+    } catch {
+      continue; // the directory listing's own descriptor, closed by now
+    }
+    if ((flags & O_CLOEXEC) !== 0) continue;
+    try {
+      closeSync(fd);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
