@@ -49,14 +49,28 @@ export function childrenOf(pid: number): { pid: number; state: string }[] {
 }
 
 /** The daemon's spawner helper process (see server/src/spawner). */
+/**
+ * The spawner process of the daemon `daemonPid`: its child, or where it runs
+ * in a PID namespace, below the perl that made the namespace and its init
+ * (spawner/pid-namespace.ts), whose command lines name spawner-main too.
+ */
 export function spawnerOf(daemonPid: number): number | undefined {
-  return childrenOf(daemonPid).find((child) => {
+  const cmdline = (pid: number) => {
     try {
-      return readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes("spawner-main");
+      return readFileSync(`/proc/${pid}/cmdline`, "latin1");
     } catch {
-      return false;
+      return "";
     }
-  })?.pid;
+  };
+  for (const pending = [daemonPid]; pending.length > 0; ) {
+    for (const child of childrenOf(pending.shift()!)) {
+      const line = cmdline(child.pid);
+      if (!line.includes("spawner-main")) continue;
+      if (line.startsWith(`${process.execPath}\0`)) return child.pid;
+      pending.push(child.pid);
+    }
+  }
+  return undefined;
 }
 
 function readdirSafe(path: string): string[] {
