@@ -128,7 +128,7 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
 /**
  * A child whose stdin, stdout and stderr are the terminal at
  * `request.terminal`; it makes it its controlling terminal itself (the PTY
- * wrapper in spawn-pty.ts), once setsid has made it a session leader. The
+ * wrapper, pty-wrapper.ts), once setsid has made it a session leader. The
  * child holds the slave from the fork on, so the daemon may close its own
  * copy once it hears "spawned" without the master ever seeing a hangup.
  */
