@@ -32,6 +32,11 @@ export const ConfigSchema = Type.Object(
       description:
         "How a child's whole tree is held for terminate, expiry and shutdown. cgroup: each child in a cgroup v2 of its own, killed with cgroup.kill (reaches everything it started, setsid or orphaned; needs Linux 5.14+ and the right to create cgroups below the daemon's). process-tree: its process group plus /proc's children lists (misses a process that left its group and session and lost its parent). auto: cgroup where it works.",
     }),
+    spawnerPidNamespace: Type.Boolean({
+      default: false,
+      description:
+        "Run the spawner process (which forks every child) in a PID namespace of its own, where the machine allows it (root or user namespaces): then nothing the daemon started survives even if the daemon and the spawner are SIGKILLed together. The price: children see pids of that namespace (a shell's own pid and its jobs', kill) while /proc, ps and the daemon's process/list show the host's, so `kill $(pgrep x)` inside a child fails or hits another process. Off: children outlive a daemon and spawner killed together (with cgroup containment, a spawner that outlives the daemon still kills them).",
+    }),
     killGraceMs: Type.Integer({
       default: 2_000,
       minimum: 0,

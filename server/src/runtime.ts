@@ -36,7 +36,16 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     (code, signal) => log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
     (details) => log.warn(details, "a start timed out waiting for the spawner process"),
     processTrees.cgroupRoot,
+    config.spawnerPidNamespace,
   );
+  if (config.spawnerPidNamespace) {
+    log[spawner.inPidNamespace ? "info" : "warn"](
+      { spawnerPidNamespace: spawner.inPidNamespace },
+      spawner.inPidNamespace
+        ? "the spawner runs in a PID namespace of its own: nothing it started survives even if every execmux process is killed at once"
+        : "no PID namespace here (unshare --pid failed: no unshare or perl, or no privilege): children outlive a daemon and spawner killed together",
+    );
+  }
   const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros, undefined, (poll) =>
     metrics.pollTrials.inc({ decision: poll ? "poll" : "sleep" }),
   );

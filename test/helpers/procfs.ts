@@ -48,25 +48,35 @@ export function childrenOf(pid: number): { pid: number; state: string }[] {
   return children;
 }
 
-/** A direct child of `parentPid` whose command line contains `marker`. */
-function childRunning(parentPid: number, marker: string): number | undefined {
-  return childrenOf(parentPid).find((child) => {
-    try {
-      return readFileSync(`/proc/${child.pid}/cmdline`, "latin1").includes(marker);
-    } catch {
-      return false;
-    }
-  })?.pid;
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1");
+  } catch {
+    return "";
+  }
 }
 
-/** The daemon's spawner helper process (see server/src/spawner), a child of whichever process holds the sessions. */
+/**
+ * The spawner process of a daemon: a child of whichever process holds the
+ * sessions (its process host, or the daemon itself in-process), or where it
+ * runs in a PID namespace, below the perl that made the namespace and its
+ * init (spawner/pid-namespace.ts), whose command lines name spawner-main too.
+ */
 export function spawnerOf(daemonPid: number): number | undefined {
-  return childRunning(hostOf(daemonPid) ?? daemonPid, "spawner-main");
+  for (const pending = [hostOf(daemonPid) ?? daemonPid]; pending.length > 0; ) {
+    for (const child of childrenOf(pending.shift()!)) {
+      const line = commandLine(child.pid);
+      if (!line.includes("spawner-main")) continue;
+      if (line.startsWith(`${process.execPath}\0`)) return child.pid;
+      pending.push(child.pid);
+    }
+  }
+  return undefined;
 }
 
 /** The process host `execmux serve` started (server/src/host), while the daemon that started it lives. */
 export function hostOf(daemonPid: number): number | undefined {
-  return childRunning(daemonPid, "host-main");
+  return childrenOf(daemonPid).find((child) => commandLine(child.pid).includes("host-main"))?.pid;
 }
 
 /** Memory of the daemon and its process host together: what the machine pays for it. */

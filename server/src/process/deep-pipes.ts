@@ -25,8 +25,11 @@ import { resolveExecutable } from "./resolve-executable.js";
 const DEEP_PIPE_BYTES = 1024 * 1024;
 /** Pipes deepened at once: 16 MiB of pipe at most. */
 const DEEP_PIPES = 16;
-/** F_SETPIPE_SZ, and O_RDWR | O_NONBLOCK, on Linux. */
-const HELPER = `$| = 1; my $p = getppid(); while (my $fd = <STDIN>) { chomp $fd; if (sysopen(my $h, "/proc/$p/fd/$fd", 2 | 2048)) { fcntl($h, 1031, ${DEEP_PIPE_BYTES}); close($h) } }`;
+/**
+ * F_SETPIPE_SZ, and O_RDWR | O_NONBLOCK, on Linux. It first closes what it
+ * inherited above stderr: the daemon's PTY masters lack close-on-exec.
+ */
+const HELPER = `$| = 1; if (opendir(my $d, "/proc/self/fd")) { my @fds = grep { /^\\d+$/ && $_ > 2 } readdir($d); closedir($d); for my $fd (@fds) { my $h; open($h, "+<&=", $fd) and close($h) } } my $p = getppid(); while (my $fd = <STDIN>) { chomp $fd; if (sysopen(my $h, "/proc/$p/fd/$fd", 2 | 2048)) { fcntl($h, 1031, ${DEEP_PIPE_BYTES}); close($h) } }`;
 
 let helper: ChildProcess | undefined;
 let unavailable = process.platform !== "linux";

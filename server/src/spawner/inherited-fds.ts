@@ -3,7 +3,8 @@
  * PTY master without close-on-exec (node-pty opens them so, and Node cannot
  * set the flag), so a spawner the daemon restarts would inherit every
  * session's master, and pass it on to every pipe child it spawns: one
- * session could type into another's terminal. Everything Node and libuv open
+ * session could type into another's terminal. The daemon's other Node
+ * helpers (confined-call-main.ts) close them the same way. Everything Node and libuv open
  * is close-on-exec, the IPC channel too (Node marks it when it takes it), so
  * what lacks the flag above stderr was inherited and is closed.
  */

@@ -55,3 +55,11 @@ export type SpawnerMessage =
 export const FIFO_DIRECTORY_ENV = "EXECMUX_SPAWNER_FIFO_DIRECTORY";
 /** The helper's environment variable naming the daemon's cgroup directory (process-trees.ts), if any. */
 export const CGROUP_ROOT_ENV = "EXECMUX_SPAWNER_CGROUP_ROOT";
+
+/**
+ * The helper's exit status when it leaves its children running (it was
+ * signalled while the daemon lives). Status 0 means it killed them all (the
+ * daemon is gone or stopped it): the PID namespace's init ends with it
+ * (pid-namespace.ts).
+ */
+export const EXIT_LEAVING_CHILDREN = 3;

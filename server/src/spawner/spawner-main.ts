@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
 import { closeInheritedDescriptors } from "./inherited-fds.js";
-import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
+import { outerPidOf } from "./outer-pids.js";
+import { CGROUP_ROOT_ENV, EXIT_LEAVING_CHILDREN, FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const fifoDirectory = process.env[FIFO_DIRECTORY_ENV];
 if (!fifoDirectory) {
@@ -127,7 +128,7 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
 /**
  * A child whose stdin, stdout and stderr are the terminal at
  * `request.terminal`; it makes it its controlling terminal itself (the PTY
- * wrapper in spawn-pty.ts), once setsid has made it a session leader. The
+ * wrapper, pty-wrapper.ts), once setsid has made it a session leader. The
  * child holds the slave from the fork on, so the daemon may close its own
  * copy once it hears "spawned" without the master ever seeing a hangup.
  */
@@ -179,7 +180,16 @@ function onMessage(message: DaemonMessage): void {
       });
       // Known from here, so a kill of this helper takes it along even before it is reported.
       if (child.pid !== undefined) running.add(child.pid);
-      child.once("spawn", () => send({ type: "spawned", id: request.id, pid: child.pid!, pipes }));
+      // The daemon's pid for it, looked up before anything can reap it.
+      let pid: number | undefined;
+      try {
+        if (child.pid !== undefined) pid = outerPidOf(child.pid);
+      } catch (error) {
+        child.kill("SIGKILL");
+        release(request.id);
+        return reportFailure(error as NodeJS.ErrnoException);
+      }
+      child.once("spawn", () => send({ type: "spawned", id: request.id, pid: pid!, pipes }));
       child.once("exit", (code, signal) => {
         running.delete(child.pid!);
         send({ type: "exit", id: request.id, code, signal });
@@ -245,7 +255,7 @@ process.on("disconnect", killAllAndExit);
 function exitLeavingChildren(): never {
   for (const id of [...held.keys()]) release(id);
   fifos.discard();
-  process.exit(0);
+  process.exit(EXIT_LEAVING_CHILDREN);
 }
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
   process.on(signal, () => (process.connected ? exitLeavingChildren() : killAllAndExit()));

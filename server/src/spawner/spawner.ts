@@ -5,7 +5,7 @@
  * opened itself, spawn-pty.ts), and route each child's exit back to whoever
  * asked.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { fork, spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +13,12 @@ import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
+import { pidNamespaceLaunch } from "./pid-namespace.js";
 import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
+/** A small heap is the point: forks from the helper stay cheap. */
+const HELPER_NODE_FLAGS = ["--max-old-space-size=64"];
 
 export interface SpawnedChild extends DaemonEnds {
   readonly pid: number;
@@ -121,9 +124,19 @@ export class Spawner {
     private readonly onHelperExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined,
     private readonly onHandoverTimeout: (details: Record<string, number | boolean>) => void = () => undefined,
     private readonly cgroupRoot: string | undefined = undefined,
+    /** Asks for the PID namespace (--spawner-pid-namespace); it is used where the machine allows it. */
+    pidNamespace = false,
   ) {
+    this.inPidNamespace = pidNamespace && pidNamespaceLaunch() !== undefined;
     this.process = this.startHelper();
   }
+
+  /**
+   * Whether the helper runs in a PID namespace of its own (pid-namespace.ts):
+   * then nothing it started survives even when the daemon and the helper
+   * are SIGKILLed at once.
+   */
+  readonly inPidNamespace: boolean;
 
   /** The last readiness answer: the helper is there and its last test child ran. */
   get ready(): boolean {
@@ -285,27 +298,37 @@ export class Spawner {
   }
 
   private startHelper(): ChildProcess {
-    // A small heap is the point: forks from this process stay cheap.
-    // Nor does it need the daemon's settings (its token among them).
+    // It needs none of the daemon's settings (its token among them).
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
     env[FIFO_DIRECTORY_ENV] = this.fifoDirectory;
     if (this.cgroupRoot) env[CGROUP_ROOT_ENV] = this.cgroupRoot;
-    const helper = fork(MAIN, [], {
+    const options = {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
-      execArgv: ["--max-old-space-size=64"],
       env,
       // Its own process group: a Ctrl-C or a supervisor's signal to the
       // daemon's group must reach the daemon, which then terminates children
       // gracefully through this helper, not kill the helper underneath it.
       detached: true,
-    });
+    } satisfies SpawnOptions;
+    const launch = this.inPidNamespace ? pidNamespaceLaunch() : undefined;
+    const helper = launch
+      ? spawn(launch.file, [...launch.args, process.execPath, ...HELPER_NODE_FLAGS, MAIN], options)
+      : fork(MAIN, [], { ...options, execArgv: HELPER_NODE_FLAGS });
     helper.on("message", (message: SpawnerMessage) => this.onMessage(message));
     // EPIPE when a request races the helper's death: "exit" follows and restarts it.
     helper.on("error", () => undefined);
-    helper.on("exit", (code, signal) => {
+    let gone = false;
+    const onGone = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (gone) return;
+      gone = true;
       if (!this.stopped) this.onHelperExit(code, signal);
       this.onHelperGone();
-    });
+    };
+    // In a namespace the process started here is the outer perl, which
+    // lives on while the namespace's init keeps a dead helper's orphans:
+    // the helper's own end is the channel's.
+    if (launch) helper.on("disconnect", () => onGone(null, null));
+    else helper.on("exit", onGone);
     this.lastProbe = undefined;
     return helper;
   }

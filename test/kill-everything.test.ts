@@ -1,0 +1,107 @@
+/**
+ * Nothing escapes when every execmux process is SIGKILLed at once: with
+ * --spawner-pid-namespace the spawner runs below the init of a PID
+ * namespace of its own (server/src/spawner/pid-namespace.ts), and the
+ * kernel kills everything in it when that init dies, children and their
+ * setsid grandchildren alike, with nobody left to write cgroup.kill.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it, vi } from "vitest";
+import { pidNamespaceLaunch } from "../server/dist/spawner/pid-namespace.js";
+import { spawnTestDaemon } from "./helpers/cli.js";
+import { isRunning, spawnerOf } from "./helpers/procfs.js";
+import { WireClient } from "./helpers/wire-client.js";
+
+const PATH = process.env.PATH ?? "/usr/bin:/bin";
+
+function read(path: string): string {
+  try {
+    return readFileSync(path, "latin1");
+  } catch {
+    return "";
+  }
+}
+
+/** Every descendant of `pid`, from the children lists of its threads, recursively. */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  for (const pending = [pid]; pending.length > 0; ) {
+    const parent = pending.pop()!;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      for (const child of read(`/proc/${parent}/task/${task}/children`).trim().split(" ")) {
+        if (child === "") continue;
+        found.push(Number(child));
+        pending.push(Number(child));
+      }
+    }
+  }
+  return found;
+}
+
+describe("every execmux process SIGKILLed at once", () => {
+  it.skipIf(pidNamespaceLaunch() === undefined)("leaves no child, setsid grandchild or zombie behind (--spawner-pid-namespace)", async () => {
+    const daemon = await spawnTestDaemon(["--spawner-pid-namespace"]);
+    const client = await WireClient.ready(daemon.url);
+    for (const tty of [false, true]) {
+      const processId = tty ? "on-pty" : "on-pipes";
+      await client.call("process/start", { processId, argv: ["sh", "-c", "setsid sleep 600 & echo started; wait"], cwd: "/", env: { PATH }, tty });
+      await vi.waitUntil(() => client.output(processId).includes("started"));
+    }
+    // Found before anything is killed, while every parent still holds its children.
+    const spawner = spawnerOf(daemon.pid)!;
+    const everything = descendants(daemon.pid);
+    expect(everything).toContain(spawner);
+    const execmux = [daemon.pid, ...everything.filter((pid) => read(`/proc/${pid}/cmdline`).includes("spawner-main"))];
+    // The daemon, the perl that made the namespace, its init and the spawner.
+    expect(execmux).toHaveLength(4);
+    const sleeps = everything.filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
+    expect(sleeps).toHaveLength(2);
+    // Both grandchildren left their parent's session.
+    for (const pid of sleeps) expect(read(`/proc/${pid}/stat`).split(") ")[1]!.split(" ")[3]).toBe(String(pid));
+
+    // A pid is the same process while its start time is (field 22 of stat).
+    const startTime = (pid: number) => read(`/proc/${pid}/stat`).split(") ")[1]?.split(" ")[19];
+    const recorded = new Map(everything.map((pid) => [pid, startTime(pid)]));
+
+    for (const pid of execmux) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // The spawner dies with the init as soon as the init does: ESRCH once it is reaped.
+      }
+    }
+    await daemon.exited;
+    // Gone from /proc altogether: killed and reaped, no zombie left.
+    const left = () => [...recorded].filter(([pid, started]) => started !== undefined && startTime(pid) === started).map(([pid]) => pid);
+    await vi.waitFor(() => expect(left()).toEqual([]), { timeout: 10_000, interval: 20 });
+  });
+
+  it.skipIf(pidNamespaceLaunch() === undefined)("reports host pids from inside the namespace, and a spawner killed alone kills nobody", async () => {
+    const daemon = await spawnTestDaemon(["--spawner-pid-namespace"]);
+    const client = await WireClient.ready(daemon.url);
+    for (const tty of [false, true]) {
+      await client.call("process/start", { processId: `s-${tty}`, argv: ["sleep", "600"], cwd: "/", env: { PATH }, tty });
+    }
+    const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
+    const pids = list.processes.map((process) => process.pid);
+    const spawner = spawnerOf(daemon.pid)!;
+    for (const pid of pids) {
+      // The host's pid of the very process (PTY children exec sleep from perl, hence the wait).
+      await vi.waitUntil(() => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
+      expect(read(`/proc/${pid}/stat`).split(") ")[1]!.split(" ")[1]).toBe(String(spawner));
+      expect(/^NSpid:\s+(\d+)\s+\d+$/m.exec(read(`/proc/${pid}/status`))?.[1]).toBe(String(pid));
+    }
+    process.kill(spawner, "SIGKILL");
+    await vi.waitUntil(() => spawnerOf(daemon.pid) !== undefined && spawnerOf(daemon.pid) !== spawner, { timeout: 20_000 });
+    expect(pids.every(isRunning)).toBe(true);
+    // Adopted by the daemon: terminate still reaches them by their host pids.
+    for (const tty of [false, true]) await client.call("process/terminate", { processId: `s-${tty}` });
+    await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 10_000, interval: 20 });
+  });
+});
