@@ -5,16 +5,18 @@
  * command while every process keeps running and every client resumes.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
+import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
 import { hostOf, isRunning } from "./helpers/procfs.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
+import { WireClient } from "./helpers/wire-client.js";
 import { agreedVersion, hostSocketPath } from "../server/dist/host/host-protocol.js";
 import { encodeFrame, FrameKind, FramePieceReader, FrameReader } from "../server/dist/host/link-frames.js";
 
@@ -152,6 +154,57 @@ describe("a daemon restart", () => {
     expect(daemon.stderr()).toContain("the process host is gone");
     // Its spawner saw the host go and took every child with it.
     await vi.waitFor(() => expect(isRunning(pid)).toBe(false), { timeout: 15_000 });
+  }, 60_000);
+});
+
+describe("the host's socket", () => {
+  it("keeps the token away from the host: its environment has no EXECMUX_* setting but its own", async () => {
+    const secret = randomBytes(16).toString("hex");
+    const daemon = await spawnDaemon(await daemonCommand(), { EXECMUX_TOKEN: secret });
+    const host = hostOf(daemon.child.pid!)!;
+    const environment = readFileSync(`/proc/${host}/environ`, "latin1");
+    expect(environment).not.toContain(secret);
+    const names = environment.split("\0").filter((entry) => entry.startsWith("EXECMUX_")).map((entry) => entry.split("=")[0]);
+    expect(names.sort()).toEqual(["EXECMUX_HOST_CONFIG", "EXECMUX_HOST_PRIVATE", "EXECMUX_HOST_SOCKET"]);
+    await stop(daemon);
+  }, 60_000);
+
+  it("is out of a sandboxed process's sight: it could speak to the host as the daemon does, with no token", async () => {
+    const command = await daemonCommand();
+    const daemon = await spawnDaemon(command);
+    const { path } = hostSocketPath(stateOf(command), listenOf(command));
+    const client = await WireClient.ready(daemon.url);
+    const project = scratchDirectory("process-host-project");
+    const look = async (processId: string, sandbox: unknown) => {
+      await client.call("process/start", { processId, argv: ["bash", "-c", `test -S ${path} && echo visible || echo hidden`], cwd: pathToFileUri(project), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, tty: false, sandbox });
+      await client.closedOf(processId);
+      return client.output(processId);
+    };
+    expect(await look("plain", null)).toBe("visible\n");
+    expect(await look("boxed", codexSandbox("workspace-write", project))).toBe("hidden\n");
+    client.close();
+    await stop(daemon);
+  }, 60_000);
+});
+
+describe("a client that stops reading", () => {
+  it("is dropped when it stops answering pings, though its link waits behind the output it did not read", async () => {
+    const command = [...(await daemonCommand()), "--ping-interval-ms", "200", "--ping-timeout-ms", "400", "--max-connections-per-client", "1"];
+    const daemon = await spawnDaemon(command);
+    const stalled = await WireClient.ready(daemon.url);
+    await stalled.call("process/start", { processId: "flood", argv: ["cat", "/dev/zero"], cwd: "/", env: {} });
+    stalled.pauseReading();
+    // Its one connection slot frees only once the daemon has dropped it: the
+    // host's terminate travels on the control link, around the paused data.
+    await vi.waitFor(
+      async () => {
+        const fresh = await WireClient.ready(daemon.url);
+        fresh.close();
+      },
+      { timeout: 20_000, interval: 500 },
+    );
+    stalled.close();
+    await stop(daemon);
   }, 60_000);
 });
 

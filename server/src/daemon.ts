@@ -34,6 +34,8 @@ interface Backend {
   close(): Promise<void>;
   /** The listener could not start: let go of what was taken for it (by default, close). */
   abandon?(): Promise<void>;
+  /** The largest message it takes, when smaller than --max-message-bytes. */
+  readonly maxMessageBytes?: number;
 }
 
 export interface Listener {
@@ -58,7 +60,7 @@ export interface FrontDaemon extends Listener {
   readonly host: HostClient;
   /** Resolves if the host dies under this front (every session went with it). */
   readonly hostLost: Promise<void>;
-  /** Closes every client connection and exits the host's way, leaving it every session: a restart or an upgrade. */
+  /** Lets go of the host, leaving it every session (a restart, an upgrade); the process should exit next. */
   handOver(): Promise<void>;
 }
 
@@ -87,7 +89,7 @@ function inProcessBackend(runtime: Runtime): Backend {
       new Connection(new WebSocketTransport(socket), runtime.connectionDeps(log), peer);
     },
     ready: () => spawner.checkReady(),
-    metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    metrics: () => metrics.exposition(),
     close: () => runtime.close(),
   };
 }
@@ -99,16 +101,22 @@ function inProcessBackend(runtime: Runtime): Backend {
  */
 export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
   let host: HostClient | undefined;
-  const links = new Set<WebSocket>();
+  /** Each client's WebSocket by its link's number, for the host's out-of-band terminates. */
+  const links = new Map<number, WebSocket>();
+  let nextLinkId = 1;
   let handingOver = false;
   const listener = await startListener(config, async (log) => {
     host = await attachHost(config, log);
     const client = host;
+    client.onTerminate((linkId) => links.get(linkId)?.terminate());
     return {
+      // The host refuses a message over its own bound: the WebSocket must refuse it first (1009).
+      maxMessageBytes: Math.min(config.maxMessageBytes, Number(client.hello.config?.maxMessageBytes ?? config.maxMessageBytes)),
       accept: (socket, peer, connectionLog) => {
-        links.add(socket);
-        socket.once("close", () => links.delete(socket));
-        relayClient(socket, client.openClientLink(peer), config.socketHighWaterBytes, (error) => {
+        const linkId = nextLinkId++;
+        links.set(linkId, socket);
+        socket.once("close", () => links.delete(linkId));
+        relayClient(socket, client.openClientLink(peer, linkId), config.socketHighWaterBytes, (error) => {
           connectionLog.error({ err: error }, "cannot reach the process host");
           socket.close(1011, "the process host is unreachable");
         });
@@ -116,7 +124,7 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
       ready: async () => (await client.request("ready")) === true,
       metrics: async () => (await client.request("metrics")) as { contentType: string; text: string },
       close: async () => {
-        if (handingOver) return client.detach();
+        if (handingOver) return;
         await client.request("shutdown").catch(() => undefined);
       },
       // A host found running keeps its sessions for the daemon that holds the port.
@@ -127,9 +135,11 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
     ...listener,
     host: host!,
     hostLost: host!.lost,
-    handOver: () => {
+    handOver: async () => {
+      // The host first, so the next daemon can attach at once; the clients
+      // see their sockets drop when this process exits, and resume there.
       handingOver = true;
-      return listener.close();
+      host!.detach();
     },
   };
 }
@@ -174,7 +184,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   const backend = await makeBackend(app.log);
 
   await app.register(websocket, {
-    options: { maxPayload: config.maxMessageBytes, handleProtocols: selectProtocol },
+    options: { maxPayload: backend.maxMessageBytes ?? config.maxMessageBytes, handleProtocols: selectProtocol },
     errorHandler: (error, socket, request) => {
       // A client's protocol error (a frame over --max-message-bytes, bad
       // framing): \`ws\` is already closing the socket with the right code,

@@ -110,4 +110,9 @@ export class Metrics {
     // 2-core AMD VM; execmux_* gauges count processes and connections instead.
     for (const name of EXPENSIVE_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
   }
+
+  /** What GET /metrics answers: the text and its content type. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
 }

@@ -41,6 +41,9 @@ export async function serveCommand(argv: string[]): Promise<void> {
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGHUP", () => onHangUp());
+  // Its default would kill the daemon; it means "hand over" only once a process host is attached.
+  let onHandOver: () => void = () => daemon?.log.warn("SIGUSR2 hands the sessions over only to a process host (--process-host separate, once started); ignored");
+  process.on("SIGUSR2", () => onHandOver());
 
   if (isStdioListen(config.listen)) {
     const stdio = await startStdioDaemon(config);
@@ -55,12 +58,13 @@ export async function serveCommand(argv: string[]): Promise<void> {
   daemon = listening;
   if ("handOver" in listening) {
     // SIGUSR2: leave every session to the next daemon (a restart, an upgrade) instead of ending them.
-    process.on("SIGUSR2", () => {
+    onHandOver = () => {
       if (stopping) return;
       stopping = true;
       listening.log.info({ host: listening.host.hello.pid }, "handing the sessions over: the process host keeps them for the next daemon");
+      // Exiting drops every client's socket at once; they resume with the next daemon.
       void listening.handOver().then(() => process.exit(0));
-    });
+    };
     void listening.hostLost.then(() => {
       if (stopping) return;
       listening.log.fatal({ host: listening.host.hello.pid }, "the process host is gone, and every session with it; exiting");

@@ -30,8 +30,10 @@ export function relayClient(socket: WebSocket, connecting: Promise<Socket>, high
   connecting.then(
     (link) => {
       toHost = relayTo(socket, link, highWaterBytes);
+      // What came before the link is small: the socket was paused as soon as it was upgraded.
       for (const frame of early.splice(0)) toHost(frame);
-      socket.resume();
+      // Unless those frames filled the link already (then its drain resumes the socket).
+      if (!link.writableNeedDrain) socket.resume();
     },
     (error: Error) => onFailure(error),
   );

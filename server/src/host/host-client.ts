@@ -4,11 +4,12 @@
  * front's own requests, and one link per client connection.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
+import { withoutDaemonSettings } from "../process/env-policy.js";
 import type { PeerDescription } from "../rpc/connection.js";
 import { EXECMUX_VERSION } from "../version.js";
 import {
@@ -43,8 +44,10 @@ export interface HostClient {
   readonly hello: Hello;
   /** True when this front started the host (false: it found one running). */
   readonly started: boolean;
-  /** Opens a link for one client connection. */
-  openClientLink(peer: PeerDescription): Promise<Socket>;
+  /** Opens a link for one client connection; `linkId` names it in the host's out-of-band terminates. */
+  openClientLink(peer: PeerDescription, linkId: number): Promise<Socket>;
+  /** The host wants this client link's WebSocket dropped (it stopped answering pings). */
+  onTerminate(listener: (linkId: number) => void): void;
   request(method: ControlMethod): Promise<unknown>;
   /** Resolves if the control link closes while this front still needs it: the host is gone. */
   readonly lost: Promise<void>;
@@ -98,22 +101,51 @@ function isAlive(pid: number): boolean {
 async function launchHost(config: Config, path: string, reusable: boolean): Promise<Socket> {
   const lockPath = path.replace(/\.sock$/, ".lock");
   for (;;) {
-    try {
-      writeFileSync(lockPath, String(process.pid), { flag: "wx", mode: 0o600 });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const owner = Number(readFileSync(lockPath, "latin1"));
-      if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) {
-        return awaitListening(path, () => (isAlive(owner) ? undefined : `the daemon (pid ${owner}) that was starting the process host at ${path} is gone; try again`));
-      }
-      rmSync(lockPath, { force: true });
+    if (takeLock(lockPath)) break;
+    const owner = lockOwner(lockPath);
+    if (owner === "gone") continue; // released meanwhile: try again
+    if (owner !== "stale") {
+      return awaitListening(path, () => (isAlive(owner) ? undefined : `the daemon (pid ${owner}) that was starting the process host at ${path} is gone; try again`));
     }
+    rmSync(lockPath, { force: true });
   }
   try {
-    return await startHostProcess(config, path, reusable);
+    // The lock's last holder may have started a host just before letting go.
+    return (await connectTo(path)) ?? (await startHostProcess(config, path, reusable));
   } finally {
     rmSync(lockPath, { force: true });
+  }
+}
+
+/** Creates the lock with this process's pid in it, whole or not at all (a reader never sees it empty). */
+function takeLock(lockPath: string): boolean {
+  const draft = `${lockPath}.${process.pid}`;
+  writeFileSync(draft, String(process.pid), { mode: 0o600 });
+  try {
+    linkSync(draft, lockPath);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return false;
+  } finally {
+    rmSync(draft, { force: true });
+  }
+}
+
+/**
+ * Who holds the lock: a live pid, "gone" (released since), or "stale": its
+ * owner died, or it is this very process's pid (a container restarted with
+ * the same pid), or it is older than any start could take.
+ */
+function lockOwner(lockPath: string): number | "gone" | "stale" {
+  try {
+    const owner = Number(readFileSync(lockPath, "latin1"));
+    const age = Date.now() - statSync(lockPath).mtimeMs;
+    if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || !isAlive(owner) || age > 2 * HOST_START_TIMEOUT_MS) return "stale";
+    return owner;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "gone";
+    throw error;
   }
 }
 
@@ -127,35 +159,69 @@ async function startHostProcess(config: Config, path: string, reusable: boolean)
     detached: true,
     stdio: ["ignore", logFd, logFd],
     // The token stays with the front: the host never sees a client's credentials.
-    env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify(shareableConfig(config)), [HOST_SOCKET_ENV]: path, [HOST_PRIVATE_ENV]: reusable ? "0" : "1" },
+    env: { ...withoutDaemonSettings(process.env), [HOST_CONFIG_ENV]: JSON.stringify(shareableConfig(config)), [HOST_SOCKET_ENV]: path, [HOST_PRIVATE_ENV]: reusable ? "0" : "1" },
   });
   closeSync(logFd);
   child.unref();
   let exited: string | undefined;
-  child.once("exit", (code, signal) => (exited = `the process host exited (${signal ?? `code ${code}`}) before it listened: ${readFileSync(logPath, "utf8").trim().slice(-2_000)}`));
-  child.once("error", (error) => (exited = `cannot start the process host: ${error.message}`));
-  return awaitListening(path, () => exited);
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) => (exited = `the process host exited (${signal ?? `code ${code}`}) before it listened: ${tail(logPath)}`);
+  const onError = (error: Error) => (exited = `cannot start the process host: ${error.message}`);
+  child.once("exit", onExit);
+  child.once("error", onError);
+  try {
+    return await awaitListening(path, () => exited);
+  } catch (error) {
+    child.kill("SIGKILL"); // it may still be starting: a host nobody will attach to must not linger
+    throw error;
+  } finally {
+    child.off("exit", onExit);
+    child.off("error", onError);
+  }
 }
 
-function hello(role: Hello["role"], peer?: PeerDescription): Buffer {
-  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, ...(peer ? { peer } : {}) };
+/** The last lines of a file, for an error message; empty when it cannot be read. */
+function tail(path: string): string {
+  try {
+    return readFileSync(path, "utf8").slice(-2_000).trim();
+  } catch {
+    return "";
+  }
+}
+
+function hello(role: Hello["role"], client: Pick<Hello, "peer" | "linkId"> = {}): Buffer {
+  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, ...client };
   return encodeFrame(FrameKind.Hello, JSON.stringify(body));
 }
 
-/** The host's first answer on the control link: its hello, or a refusal. */
-function awaitHostHello(socket: Socket, onLog: (line: Buffer) => void, onReply: (reply: ControlReply) => void): Promise<Hello> {
+/** What the host sends on the control link besides its hello. */
+interface ControlEvents {
+  log(line: Buffer): void;
+  reply(reply: ControlReply): void;
+  /** Drop this client link's WebSocket at once (its own link may be paused behind data). */
+  terminate(linkId: number): void;
+}
+
+/** Reads the control link; resolves with the host's hello, or rejects with its refusal. */
+function readControl(socket: Socket, events: ControlEvents): Promise<Hello> {
   return new Promise((resolve, reject) => {
     let greeted = false;
     const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
-      if (kind === FrameKind.Log) return onLog(payload);
+      if (kind === FrameKind.Log) return events.log(payload);
+      if (kind === FrameKind.Terminate) return events.terminate(Number(payload.toString()));
       const body = JSON.parse(payload.toString()) as Hello & ControlReply;
       if (kind === FrameKind.Hello && !greeted) {
         greeted = true;
         return resolve(body);
       }
-      if (kind === FrameKind.Reply) (greeted ? onReply : (reply: ControlReply) => reject(new Error(reply.error)))(body);
+      if (kind === FrameKind.Reply) (greeted ? events.reply : (reply: ControlReply) => reject(new Error(reply.error)))(body);
     });
-    socket.on("data", (chunk: Buffer) => reader.push(chunk));
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch {
+        socket.destroy(); // a host that sends garbage is as good as gone
+      }
+    });
     socket.once("close", () => greeted || reject(new Error("the process host closed the link before it said hello")));
   });
 }
@@ -168,16 +234,19 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
   control.write(hello("control"));
   let nextId = 1;
   const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  const host = await awaitHostHello(
-    control,
-    (line) => process.stderr.write(line),
-    (reply) => {
+  const terminateListeners: ((linkId: number) => void)[] = [];
+  const host = await readControl(control, {
+    log: (line) => process.stderr.write(line),
+    reply: (reply) => {
       const request = waiting.get(reply.id);
       waiting.delete(reply.id);
       if (reply.error !== undefined) request?.reject(new Error(reply.error));
       else request?.resolve(reply.result);
     },
-  );
+    terminate: (linkId) => {
+      for (const listener of terminateListeners) listener(linkId);
+    },
+  });
   const version = agreedVersion({ linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION }, host);
   if (version === undefined) {
     control.destroy();
@@ -213,13 +282,13 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
         waiting.set(id, { resolve, reject });
         control.write(encodeFrame(FrameKind.Request, JSON.stringify({ id, method })));
       }),
-    openClientLink: async (peer) => {
+    openClientLink: async (peer, linkId) => {
       const link = await connectTo(path);
       if (!link) throw new Error("the process host is gone");
-      link.setNoDelay(true);
-      link.write(hello("client", peer));
+      link.write(hello("client", { peer, linkId }));
       return link;
     },
+    onTerminate: (listener) => void terminateListeners.push(listener),
     detach: () => {
       detached = true;
       control.end();

@@ -11,16 +11,16 @@
  * is attached and no session is left (they expire like any detached
  * session, after --session-ttl-ms).
  */
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, lstatSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
-import { Connection, type PeerDescription } from "../rpc/connection.js";
+import { Connection } from "../rpc/connection.js";
 import { startRuntime } from "../runtime.js";
 import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
 import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
-import { encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
+import { encodeFrame, FrameKind, FrameReader, FrameTooLarge } from "./link-frames.js";
 import { LinkTransport } from "./link-transport.js";
 
 const socketPath = process.env[HOST_SOCKET_ENV];
@@ -40,6 +40,8 @@ delete process.env[HOST_PRIVATE_ENV];
 const HELLO_TIMEOUT_MS = 5_000;
 /** How often a host without a front checks whether any session is left. */
 const ALONE_CHECK_MS = 1_000;
+/** A host nobody attached to this long after it listened (its daemon died while starting) ends. */
+const FIRST_ATTACH_MS = 30_000;
 
 const hostLog = new HostLog();
 const log = createLogger(config, undefined, hostLog);
@@ -54,13 +56,16 @@ const ourHello: Hello = {
 };
 
 let front: Socket | undefined;
-let aloneTimer: NodeJS.Timeout | undefined;
+let attachedOnce = false;
 let ending: Promise<void> | undefined;
+/** The socket this host made (device and inode): another host's socket at the same path is never removed. */
+let ownSocket: { dev: number; ino: number } | undefined;
+const clientLinks = new Set<Socket>();
+const startedAt = Date.now();
 
 const server = createServer((socket) => acceptLink(socket));
 
 function acceptLink(socket: Socket): void {
-  socket.setNoDelay?.(true);
   socket.on("error", () => undefined); // "close" follows
   const helloTimer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
   let onFrame: (kind: FrameKind, payload: Buffer) => void = (kind, payload) => {
@@ -72,7 +77,7 @@ function acceptLink(socket: Socket): void {
       socket.end(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
       return;
     }
-    onFrame = hello.role === "control" ? acceptFront(socket) : acceptClient(socket, hello.peer);
+    onFrame = hello.role === "control" ? acceptFront(socket) : acceptClient(socket, hello);
   };
   // The front is trusted, but a frame's bound still stops a confused one from filling the heap.
   const reader = new FrameReader(config.maxMessageBytes + 64 * 1024, (kind, payload) => onFrame(kind, payload));
@@ -80,7 +85,9 @@ function acceptLink(socket: Socket): void {
     try {
       reader.push(chunk);
     } catch (error) {
-      log.error({ err: error }, "a link sent a malformed frame; it is closed");
+      // One link's failure ends that link, never the host and every session in it.
+      const malformed = error instanceof FrameTooLarge || error instanceof SyntaxError;
+      log.error({ err: error }, malformed ? "a link sent a malformed frame; it is closed" : "handling a link's message failed; the link is closed");
       socket.destroy();
     }
   });
@@ -93,7 +100,7 @@ function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void
     return () => undefined;
   }
   front = socket;
-  clearInterval(aloneTimer);
+  attachedOnce = true;
   socket.write(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
   hostLog.attach(socket);
   log.info("a daemon attached to the process host");
@@ -102,11 +109,8 @@ function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void
     front = undefined;
     if (ending) return;
     // A host of a port-0 daemon can never be found again (its address dies with the front): it ends with its front.
-    if (privateHost) return void end("its daemon is gone, and no other can find this host").then(() => process.exit(0));
+    if (privateHost) return void endAndExit("its daemon is gone, and no other can find this host");
     log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
-    aloneTimer = setInterval(() => {
-      if (!front && runtime.registry.size === 0) void end("no daemon and no session left").then(() => process.exit(0));
-    }, ALONE_CHECK_MS);
   });
   return (kind, payload) => {
     if (kind !== FrameKind.Request) return;
@@ -128,7 +132,7 @@ function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void
 async function answer(request: ControlRequest): Promise<unknown> {
   switch (request.method) {
     case "metrics":
-      return { contentType: runtime.metrics.registry.contentType, text: await runtime.metrics.registry.metrics() };
+      return runtime.metrics.exposition();
     case "ready":
       return runtime.spawner.checkReady();
     case "detach":
@@ -139,24 +143,64 @@ async function answer(request: ControlRequest): Promise<unknown> {
   }
 }
 
-function acceptClient(socket: Socket, peer: PeerDescription | undefined): (kind: FrameKind, payload: Buffer) => void {
-  const transport = new LinkTransport(socket);
+function acceptClient(socket: Socket, hello: Hello): (kind: FrameKind, payload: Buffer) => void {
+  if (ending) {
+    socket.destroy();
+    return () => undefined;
+  }
+  // A client that reads nothing leaves the link paused behind its data: a terminate travels beside it, on the control link.
+  const transport = new LinkTransport(socket, () => {
+    if (hello.linkId !== undefined) front?.write(encodeFrame(FrameKind.Terminate, String(hello.linkId)));
+  });
+  clientLinks.add(socket);
   runtime.metrics.connections.inc();
-  socket.once("close", () => runtime.metrics.connections.dec());
-  new Connection(transport, runtime.connectionDeps(log), peer ?? { transport: "websocket" });
+  socket.once("close", () => {
+    clientLinks.delete(socket);
+    runtime.metrics.connections.dec();
+  });
+  new Connection(transport, runtime.connectionDeps(log), hello.peer ?? { transport: "websocket" });
   return (kind, payload) => transport.deliver(kind, payload);
 }
 
-/** Every process tree terminated (SIGTERM, the grace period, SIGKILL), the socket removed. */
+/**
+ * Every client link closed and no new one taken, every process tree
+ * terminated (SIGTERM, the grace period, SIGKILL), this host's socket
+ * removed. Never rejects: a host told to end ends.
+ */
 function end(why: string): Promise<void> {
   return (ending ??= (async () => {
     clearInterval(aloneTimer);
     log.info({ why }, "the process host is stopping");
     server.close();
-    rmSync(socketPath!, { force: true });
-    await runtime.close();
+    for (const link of clientLinks) link.destroy();
+    removeOwnSocket();
+    try {
+      await runtime.close();
+    } catch (error) {
+      log.error({ err: error }, "shutting the sessions down failed");
+    }
   })());
 }
+
+function endAndExit(why: string): void {
+  void end(why).then(() => process.exit(0));
+}
+
+function removeOwnSocket(): void {
+  try {
+    const found = lstatSync(socketPath!);
+    if (ownSocket && found.dev === ownSocket.dev && found.ino === ownSocket.ino) rmSync(socketPath!, { force: true });
+  } catch {
+    // gone already
+  }
+}
+
+/** Ends a host that has no daemon and no session left, or that no daemon ever attached to. */
+const aloneTimer = setInterval(() => {
+  if (front || ending) return;
+  if (!attachedOnce && Date.now() - startedAt > FIRST_ATTACH_MS) return endAndExit("no daemon attached after it started");
+  if (attachedOnce && runtime.registry.size === 0) endAndExit("no daemon and no session left");
+}, ALONE_CHECK_MS);
 
 async function main(): Promise<void> {
   await runtime.spawner.whenReady();
@@ -165,11 +209,13 @@ async function main(): Promise<void> {
     server.listen(socketPath, () => resolve());
   });
   chmodSync(socketPath!, 0o600);
+  const made = lstatSync(socketPath!);
+  ownSocket = { dev: made.dev, ino: made.ino };
   log.info({ socket: socketPath, pid: process.pid }, "process host listening");
 }
 
 // Signals reach the host only when sent to it: it has a session of its own, away from the front's terminal.
-process.on("SIGTERM", () => void end("SIGTERM").then(() => process.exit(0)));
+process.on("SIGTERM", () => endAndExit("SIGTERM"));
 for (const ignored of ["SIGINT", "SIGHUP"] as const) process.on(ignored, () => undefined);
 
 main().catch((error: Error) => {

@@ -29,6 +29,8 @@ export interface Hello {
   readonly pid?: number;
   /** A client link: who the client is (address, quota key). */
   readonly peer?: PeerDescription;
+  /** A client link: the front's number for it, by which the host can have it terminated over the control link. */
+  readonly linkId?: number;
   /** The host's settings (without secrets): a front started with others says which of its own do not apply. */
   readonly config?: Record<string, unknown>;
 }
@@ -78,13 +80,18 @@ export const HOST_PRIVATE_ENV = "EXECMUX_HOST_PRIVATE";
  */
 export function stateDirectory(configured: string): string {
   const uid = process.getuid?.() ?? 0;
-  const directory = configured || (process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, "execmux") : join(tmpdir(), `execmux-${uid}`));
+  const directory = stateDirectoryPath(configured);
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const found = lstatSync(directory);
   if (!found.isDirectory() || found.uid !== uid || (found.mode & 0o077) !== 0) {
     throw new Error(`${directory} must be a directory of user ${uid} that nobody else can open (mode 0700); choose another with --state-directory`);
   }
   return directory;
+}
+
+/** Where the state directory is, made or not. */
+export function stateDirectoryPath(configured: string): string {
+  return configured || (process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, "execmux") : join(tmpdir(), `execmux-${process.getuid?.() ?? 0}`));
 }
 
 /**

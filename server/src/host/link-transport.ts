@@ -15,13 +15,18 @@ export class LinkTransport implements MessageTransport {
   private readonly lifeListeners: (() => void)[] = [];
   private closing = false;
 
-  constructor(private readonly socket: Socket) {
+  /** `terminateAside`: has the front drop the client at once, by a way that does not queue behind this link's data. */
+  constructor(
+    private readonly socket: Socket,
+    terminateAside: () => void,
+  ) {
     this.liveness = {
       ping: () => this.write(encodeFrame(FrameKind.Ping)),
       onSignOfLife: (listener) => this.lifeListeners.push(listener),
       terminate: () => {
-        this.write(encodeFrame(FrameKind.Terminate));
-        this.endLink();
+        terminateAside();
+        this.closing = true;
+        this.socket.destroy();
       },
     };
   }

@@ -14,6 +14,13 @@ const DEFAULT_EXCLUDES = ["*KEY*", "*SECRET*", "*TOKEN*"];
 /** The daemon's own settings (its token among them) never reach a child by inheritance. */
 const DAEMON_PREFIX = "EXECMUX_";
 
+/** `env` without the daemon's own EXECMUX_* settings (a token among them): what a helper process inherits. */
+export function withoutDaemonSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && !name.toUpperCase().startsWith(DAEMON_PREFIX)) kept[name] = value;
+  return kept;
+}
+
 /** Copies into a null-prototype object, so a key like `__proto__` is just a name. */
 function copyEnv(source: Readonly<Record<string, string | undefined>> | null | undefined): Record<string, string> {
   const result = Object.create(null) as Record<string, string>;

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
+import { withoutDaemonSettings } from "../process/env-policy.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
 import { pidNamespaceLaunch } from "./pid-namespace.js";
@@ -299,7 +300,7 @@ export class Spawner {
 
   private startHelper(): ChildProcess {
     // It needs none of the daemon's settings (its token among them).
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toUpperCase().startsWith("EXECMUX_")));
+    const env = withoutDaemonSettings(process.env);
     env[FIFO_DIRECTORY_ENV] = this.fifoDirectory;
     if (this.cgroupRoot) env[CGROUP_ROOT_ENV] = this.cgroupRoot;
     const options = {
