@@ -57,9 +57,8 @@ export interface Daemon extends Listener {
 
 /** A daemon whose sessions live in a process host (host/host-main.ts) that outlives it: `execmux serve`. */
 export interface FrontDaemon extends Listener {
+  /** Its `lost` resolves if the host dies under this front (every session went with it). */
   readonly host: HostClient;
-  /** Resolves if the host dies under this front (every session went with it). */
-  readonly hostLost: Promise<void>;
   /** Lets go of the host, leaving it every session (a restart, an upgrade); the process should exit next. */
   handOver(): Promise<void>;
 }
@@ -134,7 +133,6 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
   return {
     ...listener,
     host: host!,
-    hostLost: host!.lost,
     handOver: async () => {
       // The host first, so the next daemon can attach at once; the clients
       // see their sockets drop when this process exits, and resume there.

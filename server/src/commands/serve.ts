@@ -65,7 +65,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
       // Exiting drops every client's socket at once; they resume with the next daemon.
       void listening.handOver().then(() => process.exit(0));
     };
-    void listening.hostLost.then(() => {
+    void listening.host.lost.then(() => {
       if (stopping) return;
       listening.log.fatal({ host: listening.host.hello.pid }, "the process host is gone, and every session with it; exiting");
       process.exit(1);

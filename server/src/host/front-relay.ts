@@ -8,8 +8,12 @@
 import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import { toBuffer } from "../transport/websocket-transport.js";
-import { decodeClose, encodeFrame, FrameKind, FramePieceReader } from "./link-frames.js";
+import { decodeClose, FrameKind, FramePieceReader, writeFrame } from "./link-frames.js";
 import { HOST_FRAME_LIMIT_BYTES } from "./host-client.js";
+
+/** How a client's message (or pong) goes to the host. */
+type ToHost = (kind: FrameKind, message: Buffer) => void;
+const NOTHING = Buffer.alloc(0);
 
 /** Close code a client sees when the host's end of its link vanished (RFC 6455: try again later). */
 const HOST_GONE_CLOSE = 1012;
@@ -21,17 +25,17 @@ const HOST_GONE_CLOSE = 1012;
  * sent waits for the link.
  */
 export function relayClient(socket: WebSocket, connecting: Promise<Socket>, highWaterBytes: number, onFailure: (error: Error) => void): void {
-  const early: Buffer[] = [];
-  let toHost: (frame: Buffer) => void = (frame) => void early.push(frame);
+  const early: [FrameKind, Buffer][] = [];
+  let toHost: ToHost = (kind, message) => void early.push([kind, message]);
   socket.pause();
-  socket.on("message", (data, isBinary) => toHost(encodeFrame(isBinary ? FrameKind.Binary : FrameKind.Text, toBuffer(data))));
-  socket.on("pong", () => toHost(encodeFrame(FrameKind.Pong)));
+  socket.on("message", (data, isBinary) => toHost(isBinary ? FrameKind.Binary : FrameKind.Text, toBuffer(data)));
+  socket.on("pong", () => toHost(FrameKind.Pong, NOTHING));
   socket.on("error", () => undefined); // "close" follows
   connecting.then(
     (link) => {
       toHost = relayTo(socket, link, highWaterBytes);
       // What came before the link is small: the socket was paused as soon as it was upgraded.
-      for (const frame of early.splice(0)) toHost(frame);
+      for (const [kind, message] of early.splice(0)) toHost(kind, message);
       // Unless those frames filled the link already (then its drain resumes the socket).
       if (!link.writableNeedDrain) socket.resume();
     },
@@ -40,7 +44,7 @@ export function relayClient(socket: WebSocket, connecting: Promise<Socket>, high
 }
 
 /** Wires a connected link both ways; returns how a frame goes to the host. */
-function relayTo(socket: WebSocket, link: Socket, highWaterBytes: number): (frame: Buffer) => void {
+function relayTo(socket: WebSocket, link: Socket, highWaterBytes: number): ToHost {
   if (socket.readyState !== socket.OPEN) link.end();
   let unsent = 0;
   let linkPaused = false;
@@ -72,8 +76,6 @@ function relayTo(socket: WebSocket, link: Socket, highWaterBytes: number): (fram
       }
       case FrameKind.Ping:
         return socket.readyState === socket.OPEN ? socket.ping() : undefined;
-      case FrameKind.Terminate:
-        return socket.terminate();
     }
   });
   link.on("data", (chunk: Buffer) => {
@@ -95,9 +97,9 @@ function relayTo(socket: WebSocket, link: Socket, highWaterBytes: number): (fram
     socket.resume();
   });
   socket.once("close", () => link.end());
-  return (frame: Buffer) => {
+  return (kind, message) => {
     if (link.destroyed || !link.writable) return;
-    if (!link.write(frame) && !socketPaused) {
+    if (!writeFrame(link, kind, message) && !socketPaused) {
       socketPaused = true;
       socket.pause();
     }

@@ -18,7 +18,11 @@ export const enum FrameKind {
   /** Host to front: ping the client. Front to host: the client answered (or spoke). */
   Ping = 5,
   Pong = 6,
-  /** Host to front: drop the client at once, without a closing handshake. */
+  /**
+   * Control link, host to front: drop this client (its link number) at once,
+   * without a closing handshake. Not on the client's own link, where it
+   * would wait behind output the client does not read.
+   */
   Terminate = 7,
   /** Control link, JSON requests and replies. */
   Request = 8,

@@ -347,9 +347,11 @@ export class Spawner {
         this.settle(pending);
         pending.pid = message.pid;
         // The start already failed (timed out): nobody can reach this child.
+        // A child on a terminal has no FIFO ends held in the helper: nothing to release.
+        const release = () => message.pipes && this.tell({ type: "release", id: message.id });
         if (pending.state === "failed") {
           killTree(message.pid);
-          return this.tell({ type: "release", id: message.id });
+          return release();
         }
         let child: Started;
         try {
@@ -358,7 +360,7 @@ export class Spawner {
           this.fail(pending, new SpawnError(`cannot open the child's pipes: ${(error as Error).message}`, "EPIPES"));
           return;
         } finally {
-          this.tell({ type: "release", id: message.id });
+          release();
         }
         pending.state = "started";
         pending.child = child;
