@@ -7,7 +7,7 @@ import { readdirSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient } from "@execmux/client";
 import { spawnDaemon } from "./helpers/cli.js";
-import { httpUrl } from "./helpers/http.js";
+import { INSPECTABLE_ENV, liveHeapBytes } from "./helpers/live-heap.js";
 import { childrenOf, daemonResidentBytes, hostOf, isRunning, spawnerOf } from "./helpers/procfs.js";
 
 const TOTAL = 10_000;
@@ -16,31 +16,16 @@ const WORKERS = 16;
 const WARM_UP = 1_000;
 
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-/** The daemon's JavaScript heap in use, from its /metrics. */
-async function heapUsed(url: string): Promise<number> {
-  const metrics = await (await fetch(`${httpUrl(url)}/metrics`)).text();
-  return Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1]);
-}
+/** Closed processes' output is kept this long (--closed-retention-ms). */
+const RETENTION_MS = 3_000;
+/** Lets the retention of every closed process lapse, so the heap holds only what outlives processes. */
+const retentionLapsed = () => new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 500));
 /**
  * Lowest sample (one per 100 processes) while processes 1,000-4,000 ran and
  * while 7,000-10,000 did: the first thousand are warm-up, while the heap
  * grows to its working size, and each window spans more than one
  * garbage-collection cycle (up to 2,500 processes here).
  */
-/**
- * The daemon's heap at rest: the least of a dozen samples over six seconds
- * in which it runs nothing (and closed processes' retention lapses).
- * Samples taken under load are a sawtooth whose troughs move by several MiB
- * with the timing of major collections alone.
- */
-async function restingHeap(url: string): Promise<number> {
-  const samples: number[] = [];
-  for (let sample = 0; sample < 12; sample++) {
-    samples.push(await heapUsed(url));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  return Math.min(...samples);
-}
 function troughs(samples: number[]): { early: number; late: number } {
   return { early: Math.min(...samples.slice(10, 40)), late: Math.min(...samples.slice(70)) };
 }
@@ -65,7 +50,7 @@ async function textOf(client: ExecmuxClient, argv: string[], tty: boolean, termi
 
 describe("soak", () => {
   it(`runs ${TOTAL} processes and leaves nothing behind`, async () => {
-    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--closed-retention-ms", "3000", "--kill-grace-ms", "200"]);
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--closed-retention-ms", String(RETENTION_MS), "--kill-grace-ms", "200"], INSPECTABLE_ENV);
     const daemonPid = daemon.child.pid!;
     // The sessions live in the process host `execmux serve` started; both processes are watched.
     const hostPid = hostOf(daemonPid)!;
@@ -120,9 +105,10 @@ describe("soak", () => {
           }
         }),
       );
-    // The first thousand warm the daemon up (compiled code, pools); its heap is measured at rest after them and at the end.
+    // The first thousand warm the host up (compiled code, pools); its live heap is measured after them and at the end.
     await runUntil(WARM_UP);
-    const earlyHeap = await restingHeap(daemon.url);
+    await retentionLapsed();
+    const earlyHeap = await liveHeapBytes(hostPid);
     await runUntil(TOTAL);
     for (const client of clients) client.close();
 
@@ -135,15 +121,15 @@ describe("soak", () => {
       expect(childrenOf(spawner)).toEqual([]);
     });
     await vi.waitFor(() => expect(fds()).toBeLessThanOrEqual(baselineFds + 5), { timeout: 10_000 });
-    // Flat. The resting heap still moves with the timing of major
-    // collections: -6.1 and +7.2 MB in two runs here, while a heap forced to
-    // collect after each thousand processes stayed within 0.4 MiB over
-    // 6,000. A leak of 2 KiB per process lifts it by about 17.6 MiB over the
-    // 9,000 processes after the warm-up, above both. RSS also covers native
-    // memory, but its troughs moved by up to 37 MiB without a leak (V8
-    // resizing its heap), so its bound only catches large leaks.
-    const lateHeap = await restingHeap(daemon.url);
-    expect(lateHeap - earlyHeap, `resting heap ${earlyHeap} -> ${lateHeap}`).toBeLessThan(16 * 1024 * 1024);
+    // Flat: the live heap after a full collection (garbage not yet
+    // collected moved a heap read at rest by up to 39 MB between runs). A
+    // leak of 1 KiB per process lifts it by 8.8 MiB over the 9,000
+    // processes after the warm-up. RSS also covers native memory, but its
+    // troughs moved by up to 37 MiB without a leak (V8 resizing its heap),
+    // so its bound only catches large leaks.
+    await retentionLapsed();
+    const lateHeap = await liveHeapBytes(hostPid);
+    expect(lateHeap - earlyHeap, `live heap ${earlyHeap} -> ${lateHeap}`).toBeLessThan(6 * 1024 * 1024);
     const resident = troughs(rssSamples);
     expect(resident.late - resident.early, `RSS troughs ${JSON.stringify(resident)}`).toBeLessThan(64 * 1024 * 1024);
 
