@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
@@ -18,7 +19,7 @@ import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
 import { agreedVersion, hostSocketPath } from "../server/dist/host/host-protocol.js";
-import { encodeFrame, FrameKind, FramePieceReader, FrameReader } from "../server/dist/host/link-frames.js";
+import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "../server/dist/host/link-frames.js";
 
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 const reconnect = { initialDelayMs: 5, maxDelayMs: 100, giveUpAfterMs: 60_000 };
@@ -235,24 +236,36 @@ describe("how a daemon and a host agree", () => {
     future.close();
   }, 60_000);
 
-  it("cuts frames out of a stream however it is split, and streams a message's pieces in order", () => {
+  it("cuts frames out of a stream however it is split, and hands on what follows a link's hello untouched", async () => {
     const messages = Array.from({ length: 50 }, (_, index) => randomBytes(index * 997));
-    const stream = Buffer.concat(messages.map((message, index) => encodeFrame(index % 3 === 0 ? FrameKind.Binary : FrameKind.Text, message)));
+    const stream = Buffer.concat(messages.map((message, index) => encodeFrame(index % 3 === 0 ? FrameKind.Request : FrameKind.Reply, message)));
     const whole: Buffer[] = [];
     const reader = new FrameReader(1 << 20, (_kind, payload) => whole.push(Buffer.from(payload)));
-    const pieces: Buffer[][] = [[]];
-    const pieceReader = new FramePieceReader(1 << 20, (_kind, piece, last) => {
-      pieces.at(-1)!.push(Buffer.from(piece));
-      if (last) pieces.push([]);
-    });
-    for (let offset = 0; offset < stream.length; ) {
-      const size = 1 + Math.floor(Math.random() * 3000);
-      reader.push(stream.subarray(offset, offset + size));
-      pieceReader.push(stream.subarray(offset, offset + size));
-      offset += size;
-    }
+    const randomSplits = (bytes: Buffer) => {
+      const parts: Buffer[] = [];
+      for (let offset = 0; offset < bytes.length; ) {
+        const size = 1 + Math.floor(Math.random() * 3000);
+        parts.push(bytes.subarray(offset, offset + size));
+        offset += size;
+      }
+      return parts;
+    };
+    for (const part of randomSplits(stream)) reader.push(part);
     expect(whole.map(sha256)).toEqual(messages.map(sha256));
-    expect(pieces.slice(0, -1).map((parts) => sha256(Buffer.concat(parts)))).toEqual(messages.map(sha256));
-    expect(() => new FrameReader(10, () => undefined).push(encodeFrame(FrameKind.Text, "eleven bytes"))).toThrow(/exceeds/);
-  });
+    expect(() => new FrameReader(10, () => undefined).push(encodeFrame(FrameKind.Request, "eleven bytes"))).toThrow(/exceeds/);
+
+    // A client's link: its hello, then WebSocket bytes that are not frames of the link's own.
+    const after = randomBytes(50_000);
+    const link = new PassThrough();
+    const first = readFirstFrame(link, 1 << 16);
+    for (const part of randomSplits(Buffer.concat([encodeFrame(FrameKind.Hello, '{"role":"client"}'), after]))) link.write(part);
+    link.end();
+    const { kind, payload, rest } = await first;
+    expect(kind).toBe(FrameKind.Hello);
+    expect(payload.toString()).toBe('{"role":"client"}');
+    const remaining: Buffer[] = [rest];
+    for await (const chunk of link) remaining.push(chunk as Buffer);
+    expect(sha256(Buffer.concat(remaining))).toBe(sha256(after));
+    await expect(readFirstFrame(Readable.from([encodeFrame(FrameKind.Hello, "x".repeat(100))]) as never, 10)).rejects.toThrow(/exceeds/);
+});
 });

@@ -17,12 +17,13 @@ import { isLoopback } from "./loopback.js";
 import { loggerOptions } from "./logger.js";
 import type { WebSocket } from "ws";
 import { relayClient } from "./host/front-relay.js";
+import { RelayedWebSocket } from "./host/relayed-websocket.js";
 import { attachHost, type HostClient } from "./host/host-client.js";
 import type { Metrics } from "./metrics.js";
 import { Connection, type PeerDescription } from "./rpc/connection.js";
 import { startRuntime, type Runtime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
-import { WebSocketTransport } from "./transport/websocket-transport.js";
+import { onClientSocketError, WebSocketTransport } from "./transport/websocket-transport.js";
 
 /** What the HTTP side needs from whatever runs the sessions: this process, or a process host. */
 interface Backend {
@@ -34,8 +35,14 @@ interface Backend {
   close(): Promise<void>;
   /** The listener could not start: let go of what was taken for it (by default, close). */
   abandon?(): Promise<void>;
-  /** The largest message it takes, when smaller than --max-message-bytes. */
-  readonly maxMessageBytes?: number;
+  /** The class ws makes each client's WebSocket of (a relay's does not parse frames). */
+  readonly webSocketClass?: typeof WebSocket;
+  /**
+   * It closes the clients' sockets itself (a process host, which alone
+   * speaks their frames): it stops first, then the listener, which waits
+   * for those sockets.
+   */
+  readonly closesClients?: boolean;
 }
 
 export interface Listener {
@@ -100,25 +107,25 @@ function inProcessBackend(runtime: Runtime): Backend {
  */
 export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
   let host: HostClient | undefined;
-  /** Each client's WebSocket by its link's number, for the host's out-of-band terminates. */
-  const links = new Map<number, WebSocket>();
+  /** How to drop each client, by its link's number, for the host's out-of-band terminates. */
+  const links = new Map<number, () => void>();
   let nextLinkId = 1;
   let handingOver = false;
   const listener = await startListener(config, async (log) => {
     host = await attachHost(config, log);
     const client = host;
-    client.onTerminate((linkId) => links.get(linkId)?.terminate());
+    client.onTerminate((linkId) => links.get(linkId)?.());
     return {
-      // The host refuses a message over its own bound: the WebSocket must refuse it first (1009).
-      maxMessageBytes: Math.min(config.maxMessageBytes, Number(client.hello.config?.maxMessageBytes ?? config.maxMessageBytes)),
+      webSocketClass: RelayedWebSocket,
+      closesClients: true,
       accept: (socket, peer, connectionLog) => {
         const linkId = nextLinkId++;
-        links.set(linkId, socket);
+        const { socket: upgraded, head } = (socket as RelayedWebSocket).take();
+        const terminate = relayClient(upgraded, head, client.openClientLink(peer, linkId), (error) =>
+          connectionLog.error({ err: error }, "cannot reach the process host"),
+        );
+        links.set(linkId, terminate);
         socket.once("close", () => links.delete(linkId));
-        relayClient(socket, client.openClientLink(peer, linkId), config.socketHighWaterBytes, (error) => {
-          connectionLog.error({ err: error }, "cannot reach the process host");
-          socket.close(1011, "the process host is unreachable");
-        });
       },
       ready: async () => (await client.request("ready")) === true,
       metrics: async () => (await client.request("metrics")) as { contentType: string; text: string },
@@ -182,19 +189,13 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   const backend = await makeBackend(app.log);
 
   await app.register(websocket, {
-    options: { maxPayload: backend.maxMessageBytes ?? config.maxMessageBytes, handleProtocols: selectProtocol },
-    errorHandler: (error, socket, request) => {
-      // A client's protocol error (a frame over --max-message-bytes, bad
-      // framing): \`ws\` is already closing the socket with the right code,
-      // which the client needs to see, so no terminate() and no stack trace.
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === "string" && code.startsWith("WS_ERR_")) {
-        request.log.warn({ code }, `closing the connection: ${error.message}`);
-        return;
-      }
-      request.log.error({ err: error }, "connection failed");
-      socket.terminate();
+    options: {
+      maxPayload: config.maxMessageBytes,
+      handleProtocols: selectProtocol,
+      // ws types its `WebSocket` option as the module, not as a class that extends WebSocket.
+      ...(backend.webSocketClass ? { WebSocket: backend.webSocketClass as never } : {}),
     },
+    errorHandler: (error, socket, request) => onClientSocketError(error, socket, request.log),
   });
 
   // Health endpoints are open; everything else needs the token when tokens are configured.
@@ -269,8 +270,9 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   const close = () =>
     (closing ??= (async () => {
       stopWatchingTokens();
+      if (backend.closesClients) await backend.close();
       await app.close();
-      await backend.close();
+      if (!backend.closesClients) await backend.close();
     })());
 
   return {

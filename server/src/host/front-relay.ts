@@ -1,107 +1,68 @@
 /**
- * The front's half of one client: its WebSocket on one side, its link to the
- * process host on the other, messages passed through as they are. Each side
- * stops reading while the other cannot take more, so a client that does not
- * read is felt by the host's flow control as a socket that does not drain,
- * and a host that does not read stops the client's socket.
+ * The front's half of one client: the client's upgraded socket on one side,
+ * its link to the process host on the other, bytes passed through as they
+ * are (the host parses the WebSocket frames). Each side stops reading while
+ * the other cannot take more, so a client that does not read is felt by the
+ * host's flow control as a socket that does not drain, and a host that does
+ * not read stops the client's socket.
  */
 import type { Socket } from "node:net";
-import type { WebSocket } from "ws";
-import { toBuffer } from "../transport/websocket-transport.js";
-import { decodeClose, FrameKind, FramePieceReader, writeFrame } from "./link-frames.js";
-import { HOST_FRAME_LIMIT_BYTES } from "./host-client.js";
-
-/** How a client's message (or pong) goes to the host. */
-type ToHost = (kind: FrameKind, message: Buffer) => void;
-const NOTHING = Buffer.alloc(0);
-
-/** Close code a client sees when the host's end of its link vanished (RFC 6455: try again later). */
-const HOST_GONE_CLOSE = 1012;
+import type { Duplex } from "node:stream";
 
 /**
- * `highWaterBytes`: how much the front lets wait for the client before it
- * stops reading the host. The link is still connecting when the client may
- * already speak: the client's socket is paused, and what it had already
- * sent waits for the link.
+ * How long a client's socket may take to flush once the host has ended its
+ * link (a close frame, the last output): one that does not read is dropped.
  */
-export function relayClient(socket: WebSocket, connecting: Promise<Socket>, highWaterBytes: number, onFailure: (error: Error) => void): void {
-  const early: [FrameKind, Buffer][] = [];
-  let toHost: ToHost = (kind, message) => void early.push([kind, message]);
-  socket.pause();
-  socket.on("message", (data, isBinary) => toHost(isBinary ? FrameKind.Binary : FrameKind.Text, toBuffer(data)));
-  socket.on("pong", () => toHost(FrameKind.Pong, NOTHING));
-  socket.on("error", () => undefined); // "close" follows
-  connecting.then(
-    (link) => {
-      toHost = relayTo(socket, link, highWaterBytes);
-      // What came before the link is small: the socket was paused as soon as it was upgraded.
-      for (const [kind, message] of early.splice(0)) toHost(kind, message);
-      // Unless those frames filled the link already (then its drain resumes the socket).
-      if (!link.writableNeedDrain) socket.resume();
-    },
-    (error: Error) => onFailure(error),
-  );
+const FLUSH_ON_END_MS = 10_000;
+
+/** Close code a client sees when its link to the host cannot be opened (RFC 6455: internal error). */
+const HOST_UNREACHABLE_CLOSE = 1011;
+
+/** A server's close frame (unmasked, short reason) as RFC 6455 lays it out. */
+function closeFrame(code: number, reason: string): Buffer {
+  const reasonBytes = Buffer.from(reason).subarray(0, 123);
+  const frame = Buffer.alloc(4 + reasonBytes.length);
+  frame[0] = 0x88; // FIN, opcode 8 (close)
+  frame[1] = 2 + reasonBytes.length;
+  frame.writeUInt16BE(code, 2);
+  reasonBytes.copy(frame, 4);
+  return frame;
 }
 
-/** Wires a connected link both ways; returns how a frame goes to the host. */
-function relayTo(socket: WebSocket, link: Socket, highWaterBytes: number): ToHost {
-  if (socket.readyState !== socket.OPEN) link.end();
-  let unsent = 0;
-  let linkPaused = false;
-  const sent = (bytes: number) => () => {
-    unsent -= bytes;
-    if (linkPaused && unsent <= highWaterBytes / 2) {
-      linkPaused = false;
-      link.resume();
-    }
-  };
-  const toClient = (payload: Buffer, binary: boolean, fin: boolean) => {
-    if (socket.readyState !== socket.OPEN) return;
-    unsent += payload.length;
-    socket.send(payload, { binary, fin }, sent(payload.length));
-    if (!linkPaused && unsent > highWaterBytes) {
-      linkPaused = true;
-      link.pause();
-    }
-  };
-  const reader = new FramePieceReader(HOST_FRAME_LIMIT_BYTES, (kind, payload, last) => {
-    switch (kind) {
-      case FrameKind.Text:
-        return toClient(payload, false, last);
-      case FrameKind.Binary:
-        return toClient(payload, true, last);
-      case FrameKind.Close: {
-        const { code, reason } = decodeClose(payload);
-        return socket.close(code, reason);
-      }
-      case FrameKind.Ping:
-        return socket.readyState === socket.OPEN ? socket.ping() : undefined;
-    }
-  });
-  link.on("data", (chunk: Buffer) => {
-    try {
-      reader.push(chunk);
-    } catch {
-      link.destroy();
-    }
-  });
-  link.on("error", () => undefined); // "close" follows
-  link.once("close", () => {
-    if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(HOST_GONE_CLOSE, "the process host closed this connection");
-  });
-
-  let socketPaused = false;
-  link.on("drain", () => {
-    if (!socketPaused) return;
-    socketPaused = false;
-    socket.resume();
-  });
-  socket.once("close", () => link.end());
-  return (kind, message) => {
-    if (link.destroyed || !link.writable) return;
-    if (!writeFrame(link, kind, message) && !socketPaused) {
-      socketPaused = true;
-      socket.pause();
-    }
+/**
+ * `head`: what the client sent along with its handshake; it goes first. The
+ * link is still connecting when the client may already speak: its socket is
+ * not read until the link is there. Returns how to drop the client at once.
+ */
+export function relayClient(client: Duplex, head: Buffer, connecting: Promise<Socket>, onFailure: (error: Error) => void): () => void {
+  client.pause();
+  client.on("error", () => undefined); // "close" follows
+  let link: Socket | undefined;
+  connecting.then(
+    (connected) => {
+      link = connected;
+      link.on("error", () => undefined); // "close" follows
+      if (client.destroyed) return void link.destroy();
+      if (head.length > 0) link.write(head);
+      client.pipe(link);
+      link.pipe(client);
+      // The client gone: the host sees its link end once what the client sent is through.
+      client.once("close", () => link!.end());
+      link.once("close", () => {
+        if (client.destroyed) return;
+        client.end(); // after the close frame the host sent, if any
+        setTimeout(() => client.destroy(), FLUSH_ON_END_MS).unref();
+      });
+    },
+    (error: Error) => {
+      onFailure(error);
+      // Nothing from the host reached the client yet, so a close frame of the front's own can.
+      client.end(closeFrame(HOST_UNREACHABLE_CLOSE, "the process host is unreachable"));
+      setTimeout(() => client.destroy(), FLUSH_ON_END_MS).unref();
+    },
+  );
+  return () => {
+    client.destroy();
+    link?.destroy();
   };
 }

@@ -35,9 +35,9 @@ const HOST_START_TIMEOUT_MS = 30_000;
 const CONNECT_RETRY_MS = 20;
 /**
  * The host is this front's own kind and trusted; the bound only stops a
- * corrupt stream from growing the heap. Replies can be large (fs/readFile).
+ * corrupt stream from growing the heap. The largest frame is a metrics reply.
  */
-export const HOST_FRAME_LIMIT_BYTES = 512 * 1024 * 1024;
+const HOST_FRAME_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export interface HostClient {
   /** The host's hello: its pid, its execmux version. */

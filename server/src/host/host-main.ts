@@ -20,8 +20,10 @@ import { startRuntime } from "../runtime.js";
 import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
 import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
-import { encodeFrame, FrameKind, FrameReader, FrameTooLarge } from "./link-frames.js";
-import { LinkTransport } from "./link-transport.js";
+import { WebSocketServer, type WebSocket } from "ws";
+import { onClientSocketError, WebSocketTransport } from "../transport/websocket-transport.js";
+import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "./link-frames.js";
+import { webSocketOverLink } from "./link-websocket.js";
 
 const socketPath = process.env[HOST_SOCKET_ENV];
 const configText = process.env[HOST_CONFIG_ENV];
@@ -42,6 +44,10 @@ const HELLO_TIMEOUT_MS = 5_000;
 const ALONE_CHECK_MS = 1_000;
 /** A host nobody attached to this long after it listened (its daemon died while starting) ends. */
 const FIRST_ATTACH_MS = 30_000;
+/** A hello, a control request: small. */
+const HELLO_LIMIT_BYTES = 64 * 1024;
+/** Close code of a client whose daemon shuts down (RFC 6455: going away). */
+const SHUTDOWN_CLOSE = 1001;
 
 const hostLog = new HostLog();
 const log = createLogger(config, undefined, hostLog);
@@ -60,7 +66,9 @@ let attachedOnce = false;
 let ending: Promise<void> | undefined;
 /** The socket this host made (device and inode): another host's socket at the same path is never removed. */
 let ownSocket: { dev: number; ino: number } | undefined;
-const clientLinks = new Set<Socket>();
+const clientSockets = new Set<WebSocket>();
+/** The frame limits and defaults ws gives an in-process daemon's clients. */
+const webSocketOptions = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes }).options;
 const startedAt = Date.now();
 
 const server = createServer((socket) => acceptLink(socket));
@@ -68,36 +76,42 @@ const server = createServer((socket) => acceptLink(socket));
 function acceptLink(socket: Socket): void {
   socket.on("error", () => undefined); // "close" follows
   const helloTimer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
-  let onFrame: (kind: FrameKind, payload: Buffer) => void = (kind, payload) => {
-    clearTimeout(helloTimer);
-    if (kind !== FrameKind.Hello) return void socket.destroy();
-    const hello = JSON.parse(payload.toString()) as Hello;
-    if (agreedVersion(ourHello, hello) === undefined) {
-      log.error({ theirs: hello }, "a daemon speaking an incompatible link version was refused");
-      socket.end(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
-      return;
-    }
-    onFrame = hello.role === "control" ? acceptFront(socket) : acceptClient(socket, hello);
-  };
-  // The front is trusted, but a frame's bound still stops a confused one from filling the heap.
-  const reader = new FrameReader(config.maxMessageBytes + 64 * 1024, (kind, payload) => onFrame(kind, payload));
-  socket.on("data", (chunk: Buffer) => {
-    try {
-      reader.push(chunk);
-    } catch (error) {
-      // One link's failure ends that link, never the host and every session in it.
-      const malformed = error instanceof FrameTooLarge || error instanceof SyntaxError;
-      log.error({ err: error }, malformed ? "a link sent a malformed frame; it is closed" : "handling a link's message failed; the link is closed");
+  // The front is trusted, but a hello's bound still stops a confused one from filling the heap.
+  readFirstFrame(socket, HELLO_LIMIT_BYTES).then(
+    ({ kind, payload, rest }) => {
+      clearTimeout(helloTimer);
+      const hello = kind === FrameKind.Hello ? parseHello(payload) : undefined;
+      if (!hello) {
+        log.error("a link did not open with a hello; it is closed");
+        return void socket.destroy();
+      }
+      if (agreedVersion(ourHello, hello) === undefined) {
+        log.error({ theirs: hello }, "a daemon speaking an incompatible link version was refused");
+        return void socket.end(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
+      }
+      if (hello.role === "control") acceptFront(socket, rest);
+      else acceptClient(socket, hello, rest);
+    },
+    (error: Error) => {
+      log.error({ err: error }, "a link sent a malformed frame; it is closed");
       socket.destroy();
-    }
-  });
+    },
+  );
 }
 
-function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void {
+function parseHello(payload: Buffer): Hello | undefined {
+  try {
+    return JSON.parse(payload.toString()) as Hello;
+  } catch {
+    return undefined;
+  }
+}
+
+function acceptFront(socket: Socket, rest: Buffer): void {
   if (front || ending) {
     const reason = ending ? "this process host is shutting down" : `another execmux daemon is attached to this process host (pid ${process.pid})`;
     socket.end(encodeFrame(FrameKind.Reply, JSON.stringify({ id: 0, error: reason } satisfies ControlReply)));
-    return () => undefined;
+    return;
   }
   front = socket;
   attachedOnce = true;
@@ -112,7 +126,7 @@ function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void
     if (privateHost) return void endAndExit("its daemon is gone, and no other can find this host");
     log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
   });
-  return (kind, payload) => {
+  const reader = new FrameReader(HELLO_LIMIT_BYTES, (kind, payload) => {
     if (kind !== FrameKind.Request) return;
     const request = JSON.parse(payload.toString()) as ControlRequest;
     const reply = (body: Omit<ControlReply, "id">) => {
@@ -126,7 +140,18 @@ function acceptFront(socket: Socket): (kind: FrameKind, payload: Buffer) => void
       },
       (error: Error) => reply({ error: error.message }),
     );
+  });
+  const read = (chunk: Buffer) => {
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      log.error({ err: error }, "the daemon sent a malformed control frame; its link is closed");
+      socket.destroy();
+    }
   };
+  read(rest);
+  socket.on("data", read);
+  socket.resume();
 }
 
 async function answer(request: ControlRequest): Promise<unknown> {
@@ -143,23 +168,21 @@ async function answer(request: ControlRequest): Promise<unknown> {
   }
 }
 
-function acceptClient(socket: Socket, hello: Hello): (kind: FrameKind, payload: Buffer) => void {
-  if (ending) {
-    socket.destroy();
-    return () => undefined;
-  }
-  // A client that reads nothing leaves the link paused behind its data: a terminate travels beside it, on the control link.
-  const transport = new LinkTransport(socket, () => {
+function acceptClient(link: Socket, hello: Hello, head: Buffer): void {
+  if (ending) return void link.destroy();
+  // A client that reads nothing leaves its link paused behind its data: a terminate travels beside it, on the control link.
+  const socket = webSocketOverLink(link, head, webSocketOptions);
+  const transport = new WebSocketTransport(socket, () => {
     if (hello.linkId !== undefined) front?.write(encodeFrame(FrameKind.Terminate, String(hello.linkId)));
   });
-  clientLinks.add(socket);
+  socket.on("error", (error) => onClientSocketError(error, socket, log));
+  clientSockets.add(socket);
   runtime.metrics.connections.inc();
   socket.once("close", () => {
-    clientLinks.delete(socket);
+    clientSockets.delete(socket);
     runtime.metrics.connections.dec();
   });
   new Connection(transport, runtime.connectionDeps(log), hello.peer ?? { transport: "websocket" });
-  return (kind, payload) => transport.deliver(kind, payload);
 }
 
 /**
@@ -172,13 +195,15 @@ function end(why: string): Promise<void> {
     clearInterval(aloneTimer);
     log.info({ why }, "the process host is stopping");
     server.close();
-    for (const link of clientLinks) link.destroy();
+    // Told why, as an in-process daemon's clients are; whoever is still there after the processes are gone is cut off.
+    for (const socket of clientSockets) socket.close(SHUTDOWN_CLOSE, "execmux is shutting down");
     removeOwnSocket();
     try {
       await runtime.close();
     } catch (error) {
       log.error({ err: error }, "shutting the sessions down failed");
     }
+    for (const socket of clientSockets) socket.terminate();
   })());
 }
 

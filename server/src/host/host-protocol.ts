@@ -16,9 +16,13 @@ import { join } from "node:path";
 import type { Config } from "../config.js";
 import type { PeerDescription } from "../rpc/connection.js";
 
-/** The link protocol this execmux speaks, and the oldest it still accepts. */
-export const LINK_VERSION = 1;
-export const MIN_LINK_VERSION = 1;
+/**
+ * The link protocol this execmux speaks, and the oldest it still accepts.
+ * 2: a client's link carries its WebSocket bytes as they are (1 carried
+ * each message in a frame of its own).
+ */
+export const LINK_VERSION = 2;
+export const MIN_LINK_VERSION = 2;
 
 export interface Hello {
   readonly role: "control" | "client" | "host";

@@ -1,27 +1,19 @@
 /**
  * Frames on a link between the daemon that faces the network (the front)
  * and the process host: a 4-byte big-endian length, a kind byte, then the
- * payload. One unix-socket connection carries one client's messages (or,
- * for the control link, the front's requests), so a frame needs no channel
- * number and each client's backpressure is its own socket's.
+ * payload. The control link speaks only frames. A client's link opens with
+ * one Hello frame; after it come the client's WebSocket bytes as they are,
+ * both ways: the front relays them, the host parses them.
  */
 
 export const enum FrameKind {
   /** First frame of every link, JSON: who is speaking and which link versions it understands. */
   Hello = 1,
-  /** A client's text message (JSON-RPC), either way. */
-  Text = 2,
-  /** A client's binary message (the binaryOutput extension), either way. */
-  Binary = 3,
-  /** Host to front: close the WebSocket with this code (2 bytes) and reason (the rest). */
-  Close = 4,
-  /** Host to front: ping the client. Front to host: the client answered (or spoke). */
-  Ping = 5,
-  Pong = 6,
+  // 2-6 carried a client's messages one by one in link version 1.
   /**
-   * Control link, host to front: drop this client (its link number) at once,
-   * without a closing handshake. Not on the client's own link, where it
-   * would wait behind output the client does not read.
+   * Control link, host to front: drop this client (its link number) at once.
+   * Not on the client's own link, where the front would not read it while
+   * the client does not read what is queued for it.
    */
   Terminate = 7,
   /** Control link, JSON requests and replies. */
@@ -40,34 +32,6 @@ export function encodeFrame(kind: FrameKind, payload: Buffer | string = Buffer.a
   frame.writeUInt8(kind, 4);
   body.copy(frame, HEADER_BYTES);
   return frame;
-}
-
-/**
- * Writes one frame without first copying a message into it: the header,
- * then the message as it is (a string is encoded once, by the socket). A
- * reply of many megabytes would otherwise exist three times at once.
- */
-export function writeFrame(socket: { cork(): void; uncork(): void; write(data: Buffer | string, callback?: (error?: Error | null) => void): boolean }, kind: FrameKind, message: Buffer | string, callback?: (error?: Error | null) => void): boolean {
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32BE((typeof message === "string" ? Buffer.byteLength(message) : message.length) + 1, 0);
-  header.writeUInt8(kind, 4);
-  socket.cork();
-  socket.write(header);
-  const more = socket.write(message, callback);
-  socket.uncork();
-  return more;
-}
-
-export function encodeClose(code: number, reason: string): Buffer {
-  const reasonBytes = Buffer.from(reason);
-  const payload = Buffer.allocUnsafe(2 + reasonBytes.length);
-  payload.writeUInt16BE(code, 0);
-  reasonBytes.copy(payload, 2);
-  return encodeFrame(FrameKind.Close, payload);
-}
-
-export function decodeClose(payload: Buffer): { code: number; reason: string } {
-  return { code: payload.length >= 2 ? payload.readUInt16BE(0) : 1011, reason: payload.subarray(2).toString() };
 }
 
 /** Raised when the other side sends a frame past the bound: a broken peer, the link is closed. */
@@ -125,53 +89,26 @@ export class FrameReader {
 }
 
 /**
- * Cuts a byte stream into frames as FrameReader does, but hands a client's
- * message (Text, Binary) on piece by piece as its bytes arrive, `last` on
- * the final piece: the front sends the pieces as WebSocket fragments, so it
- * never holds a whole large reply, and stops reading mid-message when the
- * client does. Frames of other kinds are small and come whole.
+ * Reads the first frame of a link and stops: resolves with it and the bytes
+ * that came after it (a client's WebSocket stream, or the next frames),
+ * leaving the socket paused with no reader, for whoever takes it next.
  */
-export class FramePieceReader {
-  private readonly header = Buffer.alloc(HEADER_BYTES);
-  private headerBytes = 0;
-  private kind: FrameKind = FrameKind.Text;
-  /** Payload bytes of the current frame still to come; -1 between frames. */
-  private remaining = -1;
-  private whole: Buffer[] = [];
-
-  constructor(
-    private readonly maxFrameBytes: number,
-    private readonly onPiece: (kind: FrameKind, piece: Buffer, last: boolean) => void,
-  ) {}
-
-  push(chunk: Buffer): void {
-    let offset = 0;
-    while (offset < chunk.length || this.remaining === 0) {
-      if (this.remaining < 0) {
-        const take = Math.min(HEADER_BYTES - this.headerBytes, chunk.length - offset);
-        chunk.copy(this.header, this.headerBytes, offset, offset + take);
-        this.headerBytes += take;
-        offset += take;
-        if (this.headerBytes < HEADER_BYTES) return;
-        this.headerBytes = 0;
-        const length = this.header.readUInt32BE(0);
-        if (length === 0 || length - 1 > this.maxFrameBytes) throw new FrameTooLarge(length - 1, this.maxFrameBytes);
-        this.kind = this.header.readUInt8(4) as FrameKind;
-        this.remaining = length - 1;
-        continue;
+export function readFirstFrame(socket: { on(event: "data", listener: (chunk: Buffer) => void): unknown; off(event: "data", listener: (chunk: Buffer) => void): unknown; pause(): unknown }, maxFrameBytes: number): Promise<{ kind: FrameKind; payload: Buffer; rest: Buffer }> {
+  return new Promise((resolve, reject) => {
+    let received: Buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+      if (received.length < HEADER_BYTES) return;
+      const length = received.readUInt32BE(0);
+      if (length === 0 || length - 1 > maxFrameBytes) {
+        socket.off("data", onData);
+        return reject(new FrameTooLarge(length - 1, maxFrameBytes));
       }
-      const take = Math.min(this.remaining, chunk.length - offset);
-      const piece = chunk.subarray(offset, offset + take);
-      offset += take;
-      this.remaining -= take;
-      const last = this.remaining === 0;
-      if (last) this.remaining = -1;
-      if (this.kind === FrameKind.Text || this.kind === FrameKind.Binary) {
-        if (take > 0 || last) this.onPiece(this.kind, piece, last);
-      } else {
-        this.whole.push(piece);
-        if (last) this.onPiece(this.kind, Buffer.concat(this.whole.splice(0)), true);
-      }
-    }
-  }
+      if (received.length < 4 + length) return;
+      socket.off("data", onData);
+      socket.pause();
+      resolve({ kind: received.readUInt8(4) as FrameKind, payload: received.subarray(HEADER_BYTES, 4 + length), rest: received.subarray(4 + length) });
+    };
+    socket.on("data", onData);
+  });
 }

@@ -12,18 +12,38 @@ export function toBuffer(data: RawData): Buffer {
   return Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
 
+/**
+ * An error on a client's WebSocket. A client's protocol error (a frame over
+ * --max-message-bytes, bad framing): ws is already closing the socket with
+ * the right code, which the client needs to see, so no terminate() and no
+ * stack trace. Anything else ends the socket.
+ */
+export function onClientSocketError(error: Error, socket: WebSocket, log: { warn(fields: object, message: string): void; error(fields: object, message: string): void }): void {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && code.startsWith("WS_ERR_")) return log.warn({ code }, `closing the connection: ${error.message}`);
+  log.error({ err: error }, "connection failed");
+  socket.terminate();
+}
+
 export class WebSocketTransport implements MessageTransport {
   readonly carriesBinary = true;
   readonly liveness: Liveness;
 
-  constructor(private readonly socket: WebSocket) {
+  /** `beforeTerminate`: a relay in front of the socket is told first (a process host's front). */
+  constructor(
+    private readonly socket: WebSocket,
+    beforeTerminate?: () => void,
+  ) {
     this.liveness = {
       ping: () => socket.ping(),
       onSignOfLife: (listener) => {
         socket.on("pong", () => listener());
         socket.on("message", () => listener());
       },
-      terminate: () => socket.terminate(),
+      terminate: () => {
+        beforeTerminate?.();
+        socket.terminate();
+      },
     };
   }
 
