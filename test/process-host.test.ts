@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
+import { WebSocket } from "ws";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
@@ -207,6 +208,51 @@ describe("a client that stops reading", () => {
     stalled.close();
     await stop(daemon);
   }, 60_000);
+});
+
+describe("a client's WebSocket through the daemon", () => {
+  it("gets its pings answered, and on SIGTERM a close with a code, as from an in-process daemon", async () => {
+    const daemon = await spawnDaemon(await daemonCommand());
+    const socket = new WebSocket(daemon.url);
+    await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+    const pong = new Promise<Buffer>((resolve) => socket.once("pong", resolve));
+    socket.ping("are you there");
+    expect((await pong).toString()).toBe("are you there");
+    const closed = new Promise<[number, string]>((resolve) => socket.once("close", (code, reason) => resolve([code, reason.toString()])));
+    daemon.child.kill("SIGTERM");
+    expect(await closed).toEqual([1001, "execmux is shutting down"]);
+    expect((await daemon.exited).code).toBe(0);
+  }, 60_000);
+
+  it("is let go when the host closes it while it reads nothing, though the close waits behind output", async () => {
+    // Pings would drop it anyway: they are out of the way here, so only the host's word over the control link can.
+    const command = [...(await daemonCommand()), "--ping-interval-ms", "600000", "--max-connections-per-client", "2"];
+    const daemon = await spawnDaemon(command);
+    const stalled = await WireClient.connect(daemon.url);
+    const { sessionId } = await stalled.call<{ sessionId: string }>("initialize", { clientName: "stalled" });
+    stalled.send({ method: "initialized", params: {} });
+    await stalled.call("process/start", { processId: "flood", argv: ["cat", "/dev/zero"], cwd: "/", env: {} });
+    stalled.pauseReading();
+    // Another connection takes the session over: the host closes the first (4001) behind the output it did not read.
+    const taker = await WireClient.connect(daemon.url);
+    await taker.call("initialize", { clientName: "taker", resumeSessionId: sessionId, takeover: true });
+    taker.send({ method: "initialized", params: {} });
+    // The taker keeps every message it reads: the flood stops before it fills this process.
+    await taker.call("process/terminate", { processId: "flood" });
+    // The stalled socket's slot frees only once the daemon has dropped it:
+    // after ws's 30 s for a close handshake, as in-process, and the front's
+    // 10 s for what is still on its way.
+    await vi.waitFor(
+      async () => {
+        const fresh = await WireClient.connect(daemon.url);
+        fresh.close();
+      },
+      { timeout: 55_000, interval: 1_000 },
+    );
+    taker.close();
+    stalled.close();
+    await stop(daemon);
+  }, 90_000);
 });
 
 describe("how a daemon and a host agree", () => {

@@ -16,14 +16,14 @@ import { ConfigError, parseListen, type Config } from "./config.js";
 import { isLoopback } from "./loopback.js";
 import { loggerOptions } from "./logger.js";
 import type { WebSocket } from "ws";
-import { relayClient } from "./host/front-relay.js";
+import { relayClient, type RelayedClient } from "./host/front-relay.js";
 import { RelayedWebSocket } from "./host/relayed-websocket.js";
 import { attachHost, type HostClient } from "./host/host-client.js";
 import type { Metrics } from "./metrics.js";
 import { Connection, type PeerDescription } from "./rpc/connection.js";
 import { startRuntime, type Runtime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
-import { onClientSocketError, WebSocketTransport } from "./transport/websocket-transport.js";
+import { onClientSocketError, SHUTDOWN_CLOSE, WebSocketTransport } from "./transport/websocket-transport.js";
 
 /** What the HTTP side needs from whatever runs the sessions: this process, or a process host. */
 interface Backend {
@@ -107,24 +107,24 @@ function inProcessBackend(runtime: Runtime): Backend {
  */
 export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
   let host: HostClient | undefined;
-  /** How to drop each client, by its link's number, for the host's out-of-band terminates. */
-  const links = new Map<number, () => void>();
+  /** Each relayed client by its link's number, for what the host says of it over the control link. */
+  const links = new Map<number, RelayedClient>();
   let nextLinkId = 1;
   let handingOver = false;
   const listener = await startListener(config, async (log) => {
     host = await attachHost(config, log);
     const client = host;
-    client.onTerminate((linkId) => links.get(linkId)?.());
+    client.onClientEnd((linkId, how) => (how === "terminate" ? links.get(linkId)?.terminate() : links.get(linkId)?.finished()));
     return {
       webSocketClass: RelayedWebSocket,
       closesClients: true,
       accept: (socket, peer, connectionLog) => {
         const linkId = nextLinkId++;
         const { socket: upgraded, head } = (socket as RelayedWebSocket).take();
-        const terminate = relayClient(upgraded, head, client.openClientLink(peer, linkId), (error) =>
+        const relayed = relayClient(upgraded, head, client.openClientLink(peer, linkId), (error) =>
           connectionLog.error({ err: error }, "cannot reach the process host"),
         );
-        links.set(linkId, terminate);
+        links.set(linkId, relayed);
         socket.once("close", () => links.delete(linkId));
       },
       ready: async () => (await client.request("ready")) === true,
@@ -132,6 +132,8 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
       close: async () => {
         if (handingOver) return;
         await client.request("shutdown").catch(() => undefined);
+        // The host closed every client; one that does not read may never let its link's end through.
+        for (const relayed of links.values()) relayed.finished();
       },
       // A host found running keeps its sessions for the daemon that holds the port.
       abandon: async () => (client.started ? void (await client.request("shutdown").catch(() => undefined)) : client.detach()),
@@ -185,6 +187,8 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   // with tokens the Host is checked only when the operator listed names.
   const hosts = credentials.length === 0 || config.allowedHosts !== "" ? new HostAllowList(host, config.allowedHosts) : undefined;
   const connectionQuota = new ConnectionQuota(config.maxConnectionsPerClient);
+  /** Set once the daemon is stopping: new WebSockets are refused meanwhile. */
+  let closing: Promise<void> | undefined;
 
   const backend = await makeBackend(app.log);
 
@@ -209,6 +213,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   };
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
+    if (closing && request.ws) return refuse(request, reply, 503, "the daemon is shutting down");
     // Only the RPC endpoint upgrades, whatever else the path would serve.
     if (request.ws && path !== RPC_PATH) return refuse(request, reply, 404, `only ${RPC_PATH} accepts WebSocket connections`);
     if (hosts && !hosts.allows(request.headers.host)) return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
@@ -266,10 +271,11 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   const boundPort = typeof address === "object" && address ? address.port : port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
 
-  let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       stopWatchingTokens();
+      // Told why; Fastify's own close would send them no code at all.
+      for (const client of app.websocketServer.clients) client.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
       if (backend.closesClients) await backend.close();
       await app.close();
       if (!backend.closesClients) await backend.close();

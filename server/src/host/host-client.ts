@@ -46,8 +46,12 @@ export interface HostClient {
   readonly started: boolean;
   /** Opens a link for one client connection; `linkId` names it in the host's out-of-band terminates. */
   openClientLink(peer: PeerDescription, linkId: number): Promise<Socket>;
-  /** The host wants this client link's WebSocket dropped (it stopped answering pings). */
-  onTerminate(listener: (linkId: number) => void): void;
+  /**
+   * The host is done with a client link: "closed" (its WebSocket closed there;
+   * what is queued may flush for a while) or "terminate" (drop it now: it
+   * stopped answering pings).
+   */
+  onClientEnd(listener: (linkId: number, how: "closed" | "terminate") => void): void;
   request(method: ControlMethod): Promise<unknown>;
   /** Resolves if the control link closes while this front still needs it: the host is gone. */
   readonly lost: Promise<void>;
@@ -197,8 +201,8 @@ function hello(role: Hello["role"], client: Pick<Hello, "peer" | "linkId"> = {})
 interface ControlEvents {
   log(line: Buffer): void;
   reply(reply: ControlReply): void;
-  /** Drop this client link's WebSocket at once (its own link may be paused behind data). */
-  terminate(linkId: number): void;
+  /** A client link is done with, or must be dropped at once (its own link may be paused behind data). */
+  clientEnd(linkId: number, how: "closed" | "terminate"): void;
 }
 
 /** Reads the control link; resolves with the host's hello, or rejects with its refusal. */
@@ -207,7 +211,8 @@ function readControl(socket: Socket, events: ControlEvents): Promise<Hello> {
     let greeted = false;
     const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
       if (kind === FrameKind.Log) return events.log(payload);
-      if (kind === FrameKind.Terminate) return events.terminate(Number(payload.toString()));
+      if (kind === FrameKind.Terminate) return events.clientEnd(Number(payload.toString()), "terminate");
+      if (kind === FrameKind.Closed) return events.clientEnd(Number(payload.toString()), "closed");
       const body = JSON.parse(payload.toString()) as Hello & ControlReply;
       if (kind === FrameKind.Hello && !greeted) {
         greeted = true;
@@ -234,7 +239,7 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
   control.write(hello("control"));
   let nextId = 1;
   const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  const terminateListeners: ((linkId: number) => void)[] = [];
+  const clientEndListeners: ((linkId: number, how: "closed" | "terminate") => void)[] = [];
   const host = await readControl(control, {
     log: (line) => process.stderr.write(line),
     reply: (reply) => {
@@ -243,8 +248,8 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
       if (reply.error !== undefined) request?.reject(new Error(reply.error));
       else request?.resolve(reply.result);
     },
-    terminate: (linkId) => {
-      for (const listener of terminateListeners) listener(linkId);
+    clientEnd: (linkId, how) => {
+      for (const listener of clientEndListeners) listener(linkId, how);
     },
   });
   const version = agreedVersion({ linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION }, host);
@@ -288,7 +293,7 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
       link.write(hello("client", { peer, linkId }));
       return link;
     },
-    onTerminate: (listener) => void terminateListeners.push(listener),
+    onClientEnd: (listener) => void clientEndListeners.push(listener),
     detach: () => {
       detached = true;
       control.end();

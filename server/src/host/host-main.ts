@@ -21,7 +21,7 @@ import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
 import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
 import { WebSocketServer, type WebSocket } from "ws";
-import { onClientSocketError, WebSocketTransport } from "../transport/websocket-transport.js";
+import { onClientSocketError, SHUTDOWN_CLOSE, WebSocketTransport } from "../transport/websocket-transport.js";
 import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "./link-frames.js";
 import { webSocketOverLink } from "./link-websocket.js";
 
@@ -46,8 +46,6 @@ const ALONE_CHECK_MS = 1_000;
 const FIRST_ATTACH_MS = 30_000;
 /** A hello, a control request: small. */
 const HELLO_LIMIT_BYTES = 64 * 1024;
-/** Close code of a client whose daemon shuts down (RFC 6455: going away). */
-const SHUTDOWN_CLOSE = 1001;
 
 const hostLog = new HostLog();
 const log = createLogger(config, undefined, hostLog);
@@ -170,17 +168,22 @@ async function answer(request: ControlRequest): Promise<unknown> {
 
 function acceptClient(link: Socket, hello: Hello, head: Buffer): void {
   if (ending) return void link.destroy();
-  // A client that reads nothing leaves its link paused behind its data: a terminate travels beside it, on the control link.
   const socket = webSocketOverLink(link, head, webSocketOptions);
-  const transport = new WebSocketTransport(socket, () => {
-    if (hello.linkId !== undefined) front?.write(encodeFrame(FrameKind.Terminate, String(hello.linkId)));
-  });
+  // A client that reads nothing leaves its link paused behind its data, where
+  // the front would never read the link's end: the end travels beside it, on
+  // the control link of the front that opened the link (its numbers are its own).
+  const openedBy = front;
+  const tellFront = (kind: FrameKind) => {
+    if (hello.linkId !== undefined && front && front === openedBy) front.write(encodeFrame(kind, String(hello.linkId)));
+  };
+  const transport = new WebSocketTransport(socket, () => tellFront(FrameKind.Terminate));
   socket.on("error", (error) => onClientSocketError(error, socket, log));
   clientSockets.add(socket);
   runtime.metrics.connections.inc();
   socket.once("close", () => {
     clientSockets.delete(socket);
     runtime.metrics.connections.dec();
+    tellFront(FrameKind.Closed);
   });
   new Connection(transport, runtime.connectionDeps(log), hello.peer ?? { transport: "websocket" });
 }
@@ -196,7 +199,7 @@ function end(why: string): Promise<void> {
     log.info({ why }, "the process host is stopping");
     server.close();
     // Told why, as an in-process daemon's clients are; whoever is still there after the processes are gone is cut off.
-    for (const socket of clientSockets) socket.close(SHUTDOWN_CLOSE, "execmux is shutting down");
+    for (const socket of clientSockets) socket.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
     removeOwnSocket();
     try {
       await runtime.close();

@@ -21,6 +21,12 @@ export const enum FrameKind {
   Reply = 9,
   /** Control link, host to front: a log line to write (already JSON, ends in a newline). */
   Log = 10,
+  /**
+   * Control link, host to front: this client's WebSocket closed on the host
+   * (its link number). The front gives what is still queued for the client a
+   * while, then drops it: it may not read the link's end behind that.
+   */
+  Closed = 11,
 }
 
 const HEADER_BYTES = 5;

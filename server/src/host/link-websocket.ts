@@ -15,7 +15,8 @@ interface UpgradedWebSocket {
 
 /** `head`: the client's bytes that came with the link's hello; `options`: a WebSocketServer's, for the same limits. */
 export function webSocketOverLink(link: Socket, head: Buffer, options: ServerOptions): WebSocket {
-  const socket = new WebSocket(null as unknown as string, undefined, {});
+  // The options go to the constructor too: they carry autoPong and the close timeout.
+  const socket = new WebSocket(null as unknown as string, undefined, options as never);
   (socket as unknown as UpgradedWebSocket).setSocket(link, head, options);
   // The hello was read with the link paused; ws only listens for data.
   link.resume();

@@ -12,6 +12,9 @@ export function toBuffer(data: RawData): Buffer {
   return Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
 
+/** How a daemon that shuts down closes its clients' WebSockets (RFC 6455: going away). */
+export const SHUTDOWN_CLOSE = { code: 1001, reason: "execmux is shutting down" } as const;
+
 /**
  * An error on a client's WebSocket. A client's protocol error (a frame over
  * --max-message-bytes, bad framing): ws is already closing the socket with
