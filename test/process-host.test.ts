@@ -122,11 +122,11 @@ describe("a daemon restart", () => {
     const winners = racers.filter((racer) => racer.status === "fulfilled");
     expect(winners).toHaveLength(1);
     const loser = racers.find((racer) => racer.status === "rejected") as PromiseRejectedResult;
-    expect(String(loser.reason)).toMatch(/another execmux daemon is attached|address already in use/i);
+    expect(String(loser.reason)).toMatch(/another execmux daemon \(pid \d+\) is attached|address already in use/i);
     const daemon = (winners[0] as PromiseFulfilledResult<RunningDaemon>).value;
     const second = await runCli(["serve", ...command]);
     expect(second.code).not.toBe(0);
-    expect(second.stderr).toMatch(/another execmux daemon is attached|address already in use/i);
+    expect(second.stderr).toMatch(/another execmux daemon \(pid \d+\) is attached|address already in use/i);
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["echo", "still serving"] });
     expect((await collect(handle)).data.toString()).toBe("still serving\n");

@@ -193,7 +193,7 @@ function tail(path: string): string {
 }
 
 function hello(role: Hello["role"], client: Pick<Hello, "peer" | "linkId"> = {}): Buffer {
-  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, ...client };
+  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, pid: process.pid, ...client };
   return encodeFrame(FrameKind.Hello, JSON.stringify(body));
 }
 

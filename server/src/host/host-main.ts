@@ -60,6 +60,8 @@ const ourHello: Hello = {
 };
 
 let front: Socket | undefined;
+/** The attached daemon's pid, for a second daemon's refusal. */
+let frontPid: number | undefined;
 let attachedOnce = false;
 let ending: Promise<void> | undefined;
 /** The socket this host made (device and inode): another host's socket at the same path is never removed. */
@@ -87,7 +89,7 @@ function acceptLink(socket: Socket): void {
         log.error({ theirs: hello }, "a daemon speaking an incompatible link version was refused");
         return void socket.end(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
       }
-      if (hello.role === "control") acceptFront(socket, rest);
+      if (hello.role === "control") acceptFront(socket, hello, rest);
       else acceptClient(socket, hello, rest);
     },
     (error: Error) => {
@@ -105,13 +107,16 @@ function parseHello(payload: Buffer): Hello | undefined {
   }
 }
 
-function acceptFront(socket: Socket, rest: Buffer): void {
+function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
   if (front || ending) {
-    const reason = ending ? "this process host is shutting down" : `another execmux daemon is attached to this process host (pid ${process.pid})`;
+    const reason = ending
+      ? "this process host is shutting down"
+      : `another execmux daemon${frontPid ? ` (pid ${frontPid})` : ""} is attached to this process host (pid ${process.pid})`;
     socket.end(encodeFrame(FrameKind.Reply, JSON.stringify({ id: 0, error: reason } satisfies ControlReply)));
     return;
   }
   front = socket;
+  frontPid = hello.pid;
   attachedOnce = true;
   socket.write(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
   hostLog.attach(socket);

@@ -29,7 +29,7 @@ export interface Hello {
   readonly linkVersion: number;
   readonly minLinkVersion: number;
   readonly execmuxVersion: string;
-  /** The host's pid (in the host's hello), so an operator can find it. */
+  /** The sender's pid (the host's, a control link's daemon's), so an operator can find it. */
   readonly pid?: number;
   /** A client link: who the client is (address, quota key). */
   readonly peer?: PeerDescription;
