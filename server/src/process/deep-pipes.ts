@@ -20,6 +20,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { resolveExecutable } from "./resolve-executable.js";
+import { perlCloseInherited } from "./perl-close-inherited.js";
 
 /** Four of the daemon's largest bursts (256 KiB, output-buffers.ts): the default pipe-max-size. */
 const DEEP_PIPE_BYTES = 1024 * 1024;
@@ -29,7 +30,7 @@ const DEEP_PIPES = 16;
  * F_SETPIPE_SZ, and O_RDWR | O_NONBLOCK, on Linux. It first closes what it
  * inherited above stderr: the daemon's PTY masters lack close-on-exec.
  */
-const HELPER = `$| = 1; if (opendir(my $d, "/proc/self/fd")) { my @fds = grep { /^\\d+$/ && $_ > 2 } readdir($d); closedir($d); for my $fd (@fds) { my $h; open($h, "+<&=", $fd) and close($h) } } my $p = getppid(); while (my $fd = <STDIN>) { chomp $fd; if (sysopen(my $h, "/proc/$p/fd/$fd", 2 | 2048)) { fcntl($h, 1031, ${DEEP_PIPE_BYTES}); close($h) } }`;
+const HELPER = `$| = 1; ${perlCloseInherited()} my $p = getppid(); while (my $fd = <STDIN>) { chomp $fd; if (sysopen(my $h, "/proc/$p/fd/$fd", 2 | 2048)) { fcntl($h, 1031, ${DEEP_PIPE_BYTES}); close($h) } }`;
 
 let helper: ChildProcess | undefined;
 let unavailable = process.platform !== "linux";

@@ -23,7 +23,7 @@ function ownOuterPid(): number {
 const outerSelf = ownOuterPid();
 
 /** Whether this process runs in a PID namespace below the one /proc shows. */
-export const inPidNamespace = outerSelf !== process.pid;
+const inPidNamespace = outerSelf !== process.pid;
 
 /** The outer pid of this process's child `pid` (a pid in this process's namespace). */
 export function outerPidOf(pid: number): number {

@@ -26,11 +26,14 @@
  * see outer pids, which the spawner looks up for its children (outer-pids.ts).
  */
 import { execFileSync } from "node:child_process";
+import { perlCloseInherited } from "../process/perl-close-inherited.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 
 const INIT = [
   "use POSIX ();",
   "my $ch = $ENV{NODE_CHANNEL_FD};",
+  // A spawner started again while PTYs are open would otherwise keep their masters open in both perls.
+  `${perlCloseInherited("$ch")}`,
   'sub drop { my $h; open($h, "+<&=", $ch) and close($h) if defined $ch }',
   "sub forward { my $to = shift; for my $n (qw(TERM INT HUP)) { POSIX::sigaction(POSIX->can(\"SIG$n\")->(), POSIX::SigAction->new(sub { kill $n, $to }, POSIX::SigSet->new, 0)) } }",
   "sub status { $? & 127 ? 128 + ($? & 127) : $? >> 8 }",

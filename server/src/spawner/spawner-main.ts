@@ -10,7 +10,7 @@
  * few IPC messages. Each pipe is a FIFO the daemon opens by name (see
  * protocol.ts for why).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
@@ -58,13 +58,23 @@ function release(id: number): void {
 }
 
 /**
- * Node's spawn forks synchronously, and a child is born in its parent's
+ * Forks the child in a session and process group of its own. Node's spawn
+ * forks synchronously, and a child is born in its parent's
  * cgroup: so this helper moves itself into the child's cgroup for the fork
  * and back right after, and not even a grandchild forked before the child
  * could be moved is outside. No other fork can happen in between (one thread
  * runs JavaScript).
  */
-function spawnInCgroup(request: SpawnRequest, fork: () => ChildProcess): ChildProcess {
+function spawnDetached(request: SpawnRequest, stdio: StdioOptions): ChildProcess {
+  const fork = () =>
+    spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
+      stdio,
+      // A new session and process group, so the whole tree can be signalled.
+      detached: true,
+    });
   if (request.cgroup === undefined) return fork();
   if (!homeCgroup) throw Object.assign(new Error("the spawner cannot find its own cgroup"), { code: "ECGROUP" });
   enterCgroup(request.cgroup);
@@ -104,18 +114,8 @@ async function spawnWithPipes(request: SpawnRequest): Promise<{ child: ChildProc
     const stdin = pipes.stdin === undefined ? "ignore" : open(pipes.stdin, true);
     const stdout = open(pipes.stdout, false);
     const stderr = open(pipes.stderr, false);
-    const child = spawnInCgroup(request, () =>
-      spawn(request.file, request.args, {
-        cwd: request.cwd,
-        env: request.env,
-        ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
-        // A closed stdin is /dev/null: the child reads EOF at once.
-        stdio: [stdin, stdout, stderr],
-        // A new session and process group, so the whole tree can be signalled.
-        detached: true,
-      }),
-    );
-    return { child, pipes };
+    // A closed stdin is /dev/null: the child reads EOF at once.
+    return { child: spawnDetached(request, [stdin, stdout, stderr]), pipes };
   } catch (error) {
     release(request.id);
     throw error;
@@ -136,16 +136,7 @@ function spawnOnTerminal(request: SpawnRequest): { child: ChildProcess; pipes: u
   // O_NOCTTY: this helper leads a session without a terminal, and must not take the child's.
   const slave = openSync(request.terminal!, constants.O_RDWR | constants.O_NOCTTY);
   try {
-    const child = spawnInCgroup(request, () =>
-      spawn(request.file, request.args, {
-        cwd: request.cwd,
-        env: request.env,
-        ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
-        stdio: [slave, slave, slave],
-        detached: true,
-      }),
-    );
-    return { child, pipes: undefined };
+    return { child: spawnDetached(request, [slave, slave, slave]), pipes: undefined };
   } finally {
     closeSync(slave);
   }
@@ -186,6 +177,7 @@ function onMessage(message: DaemonMessage): void {
         if (child.pid !== undefined) pid = outerPidOf(child.pid);
       } catch (error) {
         child.kill("SIGKILL");
+        running.delete(child.pid!); // its exit is not awaited: the pid may be reused
         release(request.id);
         return reportFailure(error as NodeJS.ErrnoException);
       }

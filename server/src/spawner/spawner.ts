@@ -14,7 +14,7 @@ import { SpawnError } from "../process/child.js";
 import { withoutDaemonSettings } from "../process/env-policy.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
-import { pidNamespaceLaunch } from "./pid-namespace.js";
+import { pidNamespaceLaunch, type HelperLaunch } from "./pid-namespace.js";
 import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
@@ -128,7 +128,7 @@ export class Spawner {
     /** Asks for the PID namespace (--spawner-pid-namespace); it is used where the machine allows it. */
     pidNamespace = false,
   ) {
-    this.inPidNamespace = pidNamespace && pidNamespaceLaunch() !== undefined;
+    this.namespaceLaunch = pidNamespace ? pidNamespaceLaunch() : undefined;
     this.process = this.startHelper();
   }
 
@@ -137,7 +137,12 @@ export class Spawner {
    * then nothing it started survives even when the daemon and the helper
    * are SIGKILLed at once.
    */
-  readonly inPidNamespace: boolean;
+  get inPidNamespace(): boolean {
+    return this.namespaceLaunch !== undefined;
+  }
+
+  /** How the helper is started in its namespace, when it is. */
+  private readonly namespaceLaunch: HelperLaunch | undefined;
 
   /** The last readiness answer: the helper is there and its last test child ran. */
   get ready(): boolean {
@@ -311,7 +316,7 @@ export class Spawner {
       // gracefully through this helper, not kill the helper underneath it.
       detached: true,
     } satisfies SpawnOptions;
-    const launch = this.inPidNamespace ? pidNamespaceLaunch() : undefined;
+    const launch = this.namespaceLaunch;
     const helper = launch
       ? spawn(launch.file, [...launch.args, process.execPath, ...HELPER_NODE_FLAGS, MAIN], options)
       : fork(MAIN, [], { ...options, execArgv: HELPER_NODE_FLAGS });
