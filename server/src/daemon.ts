@@ -37,12 +37,6 @@ interface Backend {
   abandon?(): Promise<void>;
   /** The class ws makes each client's WebSocket of (a relay's does not parse frames). */
   readonly webSocketClass?: typeof WebSocket;
-  /**
-   * It closes the clients' sockets itself (a process host, which alone
-   * speaks their frames): it stops first, then the listener, which waits
-   * for those sockets.
-   */
-  readonly closesClients?: boolean;
 }
 
 export interface Listener {
@@ -117,7 +111,6 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
     client.onClientEnd((linkId, how) => (how === "terminate" ? links.get(linkId)?.terminate() : links.get(linkId)?.finished()));
     return {
       webSocketClass: RelayedWebSocket,
-      closesClients: true,
       accept: (socket, peer, connectionLog) => {
         const linkId = nextLinkId++;
         const { socket: upgraded, head } = (socket as RelayedWebSocket).take();
@@ -274,11 +267,12 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   const close = () =>
     (closing ??= (async () => {
       stopWatchingTokens();
-      // Told why; Fastify's own close would send them no code at all.
+      // Told why (Fastify's own close sends no code). A process host closes
+      // its relayed clients itself as it stops, so the backend goes before
+      // the listener, which waits for every client's socket to close.
       for (const client of app.websocketServer.clients) client.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
-      if (backend.closesClients) await backend.close();
+      await backend.close();
       await app.close();
-      if (!backend.closesClients) await backend.close();
     })());
 
   return {

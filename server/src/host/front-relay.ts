@@ -19,7 +19,7 @@ import type { Duplex } from "node:stream";
  * frame and last output to the client, the client's last messages to the
  * host): one that does not read is dropped after this.
  */
-export const FLUSH_ON_END_MS = 10_000;
+const FLUSH_ON_END_MS = 10_000;
 
 /** Close code a client sees when its link to the host cannot be opened (RFC 6455: internal error). */
 const HOST_UNREACHABLE_CLOSE = 1011;

@@ -163,8 +163,6 @@ async function answer(request: ControlRequest): Promise<unknown> {
       return runtime.metrics.exposition();
     case "ready":
       return runtime.spawner.checkReady();
-    case "detach":
-      return true;
     case "shutdown":
       await end("the daemon shut down");
       return true;

@@ -57,7 +57,7 @@ export function agreedVersion(ours: Pick<Hello, "linkVersion" | "minLinkVersion"
   return version >= Math.max(ours.minLinkVersion, theirs.minLinkVersion) ? version : undefined;
 }
 
-export type ControlMethod = "metrics" | "ready" | "shutdown" | "detach";
+export type ControlMethod = "metrics" | "ready" | "shutdown";
 
 export interface ControlRequest {
   readonly id: number;

@@ -31,7 +31,7 @@ export const enum FrameKind {
 
 const HEADER_BYTES = 5;
 
-export function encodeFrame(kind: FrameKind, payload: Buffer | string = Buffer.alloc(0)): Buffer {
+export function encodeFrame(kind: FrameKind, payload: Buffer | string): Buffer {
   const body = typeof payload === "string" ? Buffer.from(payload) : payload;
   const frame = Buffer.allocUnsafe(HEADER_BYTES + body.length);
   frame.writeUInt32BE(body.length + 1, 0);
@@ -41,7 +41,7 @@ export function encodeFrame(kind: FrameKind, payload: Buffer | string = Buffer.a
 }
 
 /** Raised when the other side sends a frame past the bound: a broken peer, the link is closed. */
-export class FrameTooLarge extends Error {
+class FrameTooLarge extends Error {
   constructor(readonly bytes: number, readonly limit: number) {
     super(`a link frame of ${bytes} bytes exceeds the link's bound of ${limit}`);
   }

@@ -7,7 +7,7 @@ import type { RawData, WebSocket } from "ws";
 import type { Liveness, MessageTransport } from "../rpc/transport.js";
 
 /** Buffer.from(buffer) would copy: a Buffer is passed on where it is. */
-export function toBuffer(data: RawData): Buffer {
+function toBuffer(data: RawData): Buffer {
   if (Array.isArray(data)) return Buffer.concat(data);
   return Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
