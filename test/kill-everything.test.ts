@@ -73,11 +73,15 @@ describe("every execmux process SIGKILLed at once", () => {
     const startTime = (pid: number) => read(`/proc/${pid}/stat`).split(") ")[1]?.split(" ")[19];
     const recorded = new Map(everything.map((pid) => [pid, startTime(pid)]));
 
-    for (const pid of execmux) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // The spawner dies with the init as soon as the init does: ESRCH once it is reaped.
+    // Stopped first, all of them: none can see another go and kill the
+    // children itself, so only the namespace's end can explain their going.
+    for (const signal of ["SIGSTOP", "SIGKILL"] as const) {
+      for (const pid of execmux) {
+        try {
+          process.kill(pid, signal);
+        } catch {
+          // The spawner dies with the init as soon as the init does: ESRCH once it is reaped.
+        }
       }
     }
     await daemon.exited;

@@ -18,8 +18,6 @@ const WARM_UP = 1_000;
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 /** Closed processes' output is kept this long (--closed-retention-ms). */
 const RETENTION_MS = 3_000;
-/** Lets the retention of every closed process lapse, so the heap holds only what outlives processes. */
-const retentionLapsed = () => new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 500));
 /**
  * Lowest sample (one per 100 processes) while processes 1,000-4,000 ran and
  * while 7,000-10,000 did: the first thousand are warm-up, while the heap
@@ -105,11 +103,20 @@ describe("soak", () => {
           }
         }),
       );
-    // The first thousand warm the host up (compiled code, pools); its live heap is measured after them and at the end.
+    /** Until no session lists a process: every closed one's retention has lapsed, so the heap holds only what outlives processes. */
+    const retentionLapsed = () =>
+      vi.waitFor(async () => {
+        for (const client of clients) expect(await client.list()).toEqual([]);
+      }, { timeout: RETENTION_MS * 4, interval: 250 });
+    // The first thousand warm the host up (compiled code, pools); its live
+    // heap is measured after them and after the rest, both times with the
+    // same sessions attached and no process retained.
     await runUntil(WARM_UP);
     await retentionLapsed();
     const earlyHeap = await liveHeapBytes(hostPid);
     await runUntil(TOTAL);
+    await retentionLapsed();
+    const lateHeap = await liveHeapBytes(hostPid);
     for (const client of clients) client.close();
 
     // Retention of closed processes lapses; then nothing may be left.
@@ -127,8 +134,6 @@ describe("soak", () => {
     // processes after the warm-up. RSS also covers native memory, but its
     // troughs moved by up to 37 MiB without a leak (V8 resizing its heap),
     // so its bound only catches large leaks.
-    await retentionLapsed();
-    const lateHeap = await liveHeapBytes(hostPid);
     expect(lateHeap - earlyHeap, `live heap ${earlyHeap} -> ${lateHeap}`).toBeLessThan(6 * 1024 * 1024);
     const resident = troughs(rssSamples);
     expect(resident.late - resident.early, `RSS troughs ${JSON.stringify(resident)}`).toBeLessThan(64 * 1024 * 1024);
