@@ -20,10 +20,10 @@ import { relayClient, type RelayedClient } from "./host/front-relay.js";
 import { RelayedWebSocket } from "./host/relayed-websocket.js";
 import { attachHost, type HostClient } from "./host/host-client.js";
 import type { Metrics } from "./metrics.js";
-import { Connection, type PeerDescription } from "./rpc/connection.js";
+import type { PeerDescription } from "./rpc/connection.js";
 import { startRuntime, type Runtime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
-import { onClientSocketError, SHUTDOWN_CLOSE, WebSocketTransport } from "./transport/websocket-transport.js";
+import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
 
 /** What the HTTP side needs from whatever runs the sessions: this process, or a process host. */
 interface Backend {
@@ -83,11 +83,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 function inProcessBackend(runtime: Runtime): Backend {
   const { metrics, spawner } = runtime;
   return {
-    accept: (socket, peer, log) => {
-      metrics.connections.inc();
-      socket.once("close", () => metrics.connections.dec());
-      new Connection(new WebSocketTransport(socket), runtime.connectionDeps(log), peer);
-    },
+    accept: (socket, peer, log) => runtime.serveWebSocket(socket, peer, log),
     ready: () => spawner.checkReady(),
     metrics: () => metrics.exposition(),
     close: () => runtime.close(),

@@ -7,7 +7,9 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { Metrics } from "./metrics.js";
 import { createProcessTrees } from "./process/process-trees.js";
-import type { ConnectionDeps } from "./rpc/connection.js";
+import type { WebSocket } from "ws";
+import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
+import { WebSocketTransport } from "./transport/websocket-transport.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
@@ -18,6 +20,12 @@ export interface Runtime {
   readonly spawner: Spawner;
   /** What a Connection needs, with the logger it should use. */
   connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
+  /**
+   * A client's WebSocket, authorized, now speaks JSON-RPC to the sessions
+   * (and counts as a connection while open). `beforeTerminate`: a relay in
+   * front of the socket is told first when it is dropped.
+   */
+  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger, beforeTerminate?: () => void): void;
   /** Terminates every process tree (SIGTERM, a grace period, SIGKILL) and stops the spawner. */
   close(): Promise<void>;
 }
@@ -63,11 +71,17 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     metrics,
     log,
   });
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput });
   return {
     registry,
     metrics,
     spawner,
-    connectionDeps: (connectionLog) => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput }),
+    connectionDeps,
+    serveWebSocket: (socket, peer, connectionLog, beforeTerminate) => {
+      metrics.connections.inc();
+      socket.once("close", () => metrics.connections.dec());
+      new Connection(new WebSocketTransport(socket, beforeTerminate), connectionDeps(connectionLog), peer);
+    },
     close: async () => {
       await terminateEverything(registry, config.killGraceMs);
       spawner.stop();

@@ -15,13 +15,12 @@ import { chmodSync, lstatSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
-import { Connection } from "../rpc/connection.js";
 import { startRuntime } from "../runtime.js";
 import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
 import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
 import { WebSocketServer, type WebSocket } from "ws";
-import { onClientSocketError, SHUTDOWN_CLOSE, WebSocketTransport } from "../transport/websocket-transport.js";
+import { onClientSocketError, SHUTDOWN_CLOSE } from "../transport/websocket-transport.js";
 import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "./link-frames.js";
 import { webSocketOverLink } from "./link-websocket.js";
 
@@ -179,16 +178,13 @@ function acceptClient(link: Socket, hello: Hello, head: Buffer): void {
   const tellFront = (kind: FrameKind) => {
     if (hello.linkId !== undefined && front && front === openedBy) front.write(encodeFrame(kind, String(hello.linkId)));
   };
-  const transport = new WebSocketTransport(socket, () => tellFront(FrameKind.Terminate));
   socket.on("error", (error) => onClientSocketError(error, socket, log));
   clientSockets.add(socket);
-  runtime.metrics.connections.inc();
   socket.once("close", () => {
     clientSockets.delete(socket);
-    runtime.metrics.connections.dec();
     tellFront(FrameKind.Closed);
   });
-  new Connection(transport, runtime.connectionDeps(log), hello.peer ?? { transport: "websocket" });
+  runtime.serveWebSocket(socket, hello.peer ?? { transport: "websocket" }, log, () => tellFront(FrameKind.Terminate));
 }
 
 /**
