@@ -120,7 +120,8 @@ describe("execmux exec", () => {
 
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     it(`ends at once on ${signal} while the daemon is unreachable (exit ${code})`, async () => {
-      const daemon = await spawnDaemon();
+      // In-process, so the SIGKILL drops the connection at once (a process host would keep it).
+      const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--process-host", "in-process"]);
       const cli = await startCli(["exec", "--url", daemon.url, "--", "sh", "-c", "echo started; exec sleep 300"], "started");
       daemon.child.kill("SIGKILL");
       await daemon.exited;

@@ -5,8 +5,8 @@
  * command while every process keeps running and every client resumes.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
@@ -15,7 +15,8 @@ import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
-import { hostOf, isRunning } from "./helpers/procfs.js";
+import { frontOf, hostOf, isRunning } from "./helpers/procfs.js";
+import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
@@ -37,8 +38,30 @@ async function daemonCommand(): Promise<string[]> {
   const port = await freePort();
   return ["--listen", `ws://127.0.0.1:${port}`, "--log-level", "warn", "--state-directory", join(scratchDirectory("process-host"), "state")];
 }
+/** --tls-cert and --tls-key of the test certificate (127.0.0.1), written to files. */
+function tlsArguments(): string[] {
+  const directory = scratchDirectory("process-host-tls");
+  writeFileSync(join(directory, "cert.pem"), TEST_TLS_CERT);
+  writeFileSync(join(directory, "key.pem"), TEST_TLS_KEY);
+  return ["--tls-cert", join(directory, "cert.pem"), "--tls-key", join(directory, "key.pem")];
+}
+
+/** ws, trusting the test certificate. */
+class TrustingWebSocket extends WebSocket {
+  constructor(url: string, protocols?: string | string[], options: ConstructorParameters<typeof WebSocket>[2] = {}) {
+    super(url, protocols, { ...options, ca: TEST_TLS_CERT });
+  }
+}
+
 const listenOf = (command: string[]) => command[command.indexOf("--listen") + 1]!;
 const stateOf = (command: string[]) => command[command.indexOf("--state-directory") + 1]!;
+
+/** A client's WebSocket text frame (masked, as RFC 6455 requires of a client), for a payload under 126 bytes. */
+function maskedTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((byte, index) => byte ^ mask[index % 4]!)]);
+}
 
 /** Resolves once the handle printed something. */
 const firstOutput = (handle: ProcessHandle) => new Promise<void>((resolve) => handle.onOutput(() => resolve()));
@@ -64,14 +87,23 @@ async function stop(daemon: RunningDaemon): Promise<void> {
 }
 
 describe("a daemon restart", () => {
-  it("is invisible but for a reconnect: 24 pipe and PTY processes streaming while the daemon is SIGKILLed and started again", async () => {
-    const command = await daemonCommand();
+  // A plain client's socket belongs to the host once the daemon handed it over: the daemon's death does not even drop it.
+  // A TLS client's bytes are relayed by the daemon (its TLS session lives there): it reconnects and resumes.
+  it.each([
+    { transport: "plain", killed: "daemon listening on the port" },
+    { transport: "tls", killed: "execmux serve" },
+  ] as const)("is invisible but for a reconnect: 24 pipe and PTY processes streaming while the $killed is SIGKILLed ($transport client)", async ({ transport, killed }) => {
+    const command = [...(await daemonCommand()), ...(transport === "tls" ? tlsArguments() : [])];
     let daemon = await spawnDaemon(command);
     const host = hostOf(daemon.child.pid!)!;
     expect(host).toBeDefined();
-    const client = await connect(daemon.url, { reconnect });
+    const front = frontOf(host)!;
+    expect(front).toBeDefined();
+    const client = await connect(daemon.url, { reconnect, ...(transport === "tls" ? { WebSocket: TrustingWebSocket as never } : {}) });
     let resumed = 0;
+    let disconnected = 0;
     client.on("resumed", () => resumed++);
+    client.on("disconnected", () => disconnected++);
 
     const names = Array.from({ length: 24 }, (_, index) => `p${index}`);
     const handles = await Promise.all(names.map((name, index) => client.start({ argv: ["perl", "-e", PRINTER, name, String(LINES)], tty: index % 2 === 1 })));
@@ -79,15 +111,18 @@ describe("a daemon restart", () => {
     const pidsBefore = await pidsOf(client);
     await Promise.all(handles.map(firstOutput));
 
-    daemon.child.kill("SIGKILL");
-    await daemon.exited;
+    if (killed === "execmux serve") daemon.child.kill("SIGKILL");
+    else process.kill(front, "SIGKILL");
+    // Either takes the other with it: `execmux serve` exits as its daemon did, as a shell would report it.
+    expect(await daemon.exited).toEqual(killed === "execmux serve" ? { code: null, signal: "SIGKILL" } : { code: 137, signal: null });
     // The processes never noticed: the host holds them.
     expect(isRunning(host)).toBe(true);
     for (const pid of pidsBefore.values()) expect(isRunning(pid!)).toBe(true);
 
     daemon = await spawnDaemon(command);
-    // The same command found the running host instead of starting another.
+    // The same command found the running host instead of starting another, and the host started a new daemon.
     expect(hostOf(daemon.child.pid!)).toBeUndefined();
+    expect(frontOf(host)).not.toBe(front);
 
     const finished = await Promise.all(results);
     finished.forEach((result, index) => {
@@ -96,7 +131,9 @@ describe("a daemon restart", () => {
       expect(sha256(result.data), name).toBe(sha256(expected(name, index % 2 === 1)));
       expect(strictlyIncreasing(result.seqs), name).toBe(true);
     });
-    expect(resumed).toBeGreaterThanOrEqual(1);
+    if (transport === "tls") expect(resumed).toBeGreaterThanOrEqual(1);
+    else expect({ disconnected, resumed }).toEqual({ disconnected: 0, resumed: 0 });
+    expect(isRunning(front)).toBe(false);
     expect(await pidsOf(client)).toEqual(pidsBefore);
 
     client.close();
@@ -115,9 +152,11 @@ describe("a daemon restart", () => {
     await firstOutput(handle);
 
     daemon.child.kill("SIGUSR2");
+    // Started at once, as a deploy script would: it waits for the old daemon to let go of the port.
+    const next = spawnDaemon(command);
     expect((await daemon.exited).code).toBe(0);
     expect(isRunning(host)).toBe(true);
-    daemon = await spawnDaemon(command);
+    daemon = await next;
     const { data, exitCode } = await result;
     expect(exitCode).toBe(0);
     expect(sha256(data)).toBe(sha256(expected("only", false)));
@@ -216,6 +255,24 @@ describe("a client that stops reading", () => {
   }, 60_000);
 });
 
+describe("the connection quota", () => {
+  it("counts the connections an earlier daemon handed over: they stay with the host", async () => {
+    const command = [...(await daemonCommand()), "--max-connections-per-client", "2"];
+    let daemon = await spawnDaemon(command);
+    const held = [await WireClient.ready(daemon.url), await WireClient.ready(daemon.url)];
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+    daemon = await spawnDaemon(command);
+    // Both still speak to the host, and a third connection is one too many for the new daemon as well.
+    for (const client of held) expect(await client.call("process/list", {})).toEqual({ processes: [] });
+    await expect(WireClient.connect(daemon.url)).rejects.toThrow(/429/);
+    held[0]!.close();
+    await connectionSlotFrees(daemon.url, 20_000);
+    held[1]!.close();
+    await stop(daemon);
+  }, 60_000);
+});
+
 describe("a client's WebSocket through the daemon", () => {
   it("gets its pings answered, and on SIGTERM a close with a code, as from an in-process daemon", async () => {
     const daemon = await spawnDaemon(await daemonCommand());
@@ -228,6 +285,38 @@ describe("a client's WebSocket through the daemon", () => {
     daemon.child.kill("SIGTERM");
     expect(await closed).toEqual([1001, "execmux is shutting down"]);
     expect((await daemon.exited).code).toBe(0);
+  }, 60_000);
+
+  // The daemon hands the socket over after reading the handshake: whatever the client sent right behind it must reach the host.
+  it.each(["in the handshake's own write", "right behind the handshake, before the 101"])("loses no byte a client sends %s", async (when) => {
+    const daemon = await spawnDaemon(await daemonCommand());
+    const { port } = new URL(daemon.url);
+    const socket = createConnection({ host: "127.0.0.1", port: Number(port) });
+    await new Promise((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+    const handshake = Buffer.from(
+      `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    );
+    const first = maskedTextFrame(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "raw" } }));
+    const second = maskedTextFrame(JSON.stringify({ id: 2, method: "process/list", params: {} }));
+    let received = "";
+    const answered = new Promise<void>((resolve) =>
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.toString("latin1");
+        // Both answered (in either order: initialize answers after the method that waited for it).
+        if (received.includes('"id":1') && received.includes('"id":2')) resolve();
+      }),
+    );
+    if (when === "in the handshake's own write") socket.write(Buffer.concat([handshake, first, second]));
+    else {
+      socket.write(handshake);
+      socket.write(first);
+      socket.write(second);
+    }
+    await answered;
+    expect(received).toMatch(/^HTTP\/1\.1 101 /);
+    socket.destroy();
+    await stop(daemon);
   }, 60_000);
 
   it("is let go when the host closes it while it reads nothing, though the close waits behind output", async () => {

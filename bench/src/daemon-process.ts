@@ -6,17 +6,17 @@ import { fileURLToPath } from "node:url";
 
 const CLI = fileURLToPath(new URL("../../server/dist/cli.js", import.meta.url));
 
-/** The process host a daemon started: its child running host-main (server/src/host). */
-function hostOf(daemonPid: number): number | undefined {
+/** The first child of `pid` whose command line matches. */
+function childOf(pid: number, commandLine: RegExp): number | undefined {
   let children: string[];
   try {
-    children = readFileSync(`/proc/${daemonPid}/task/${daemonPid}/children`, "latin1").trim().split(/\s+/).filter(Boolean);
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1").trim().split(/\s+/).filter(Boolean);
   } catch {
     return undefined;
   }
   for (const child of children) {
     try {
-      if (readFileSync(`/proc/${child}/cmdline`, "latin1").includes("host-main")) return Number(child);
+      if (commandLine.test(readFileSync(`/proc/${child}/cmdline`, "latin1").replaceAll("\0", " "))) return Number(child);
     } catch {
       // gone
     }
@@ -47,15 +47,17 @@ export class DaemonProcess {
   }
 
   /**
-   * The daemon and the process host `execmux serve` started (it holds the
-   * sessions): what the daemon costs is what both cost.
+   * `execmux serve`, the process host it started (it holds the sessions) and
+   * the daemon the host forked (it listens on the port): what the daemon
+   * costs is what all three cost.
    */
   private pids(): number[] {
-    const host = hostOf(this.pid);
-    return host === undefined ? [this.pid] : [this.pid, host];
+    const host = childOf(this.pid, /host-main/);
+    const front = host === undefined ? undefined : childOf(host, / serve\b/);
+    return [this.pid, ...(host === undefined ? [] : [host]), ...(front === undefined ? [] : [front])];
   }
 
-  /** Resident set size in bytes, from /proc, of the daemon and its host. */
+  /** Resident set size in bytes, from /proc, of the daemon, its host and launcher. */
   rss(): number {
     let bytes = 0;
     for (const pid of this.pids()) {
@@ -65,7 +67,7 @@ export class DaemonProcess {
     return bytes;
   }
 
-  /** CPU time used so far (user + system), in seconds, by the daemon and its host. */
+  /** CPU time used so far (user + system), in seconds, by the daemon, its host and launcher. */
   cpuSeconds(): number {
     let seconds = 0;
     for (const pid of this.pids()) {

@@ -204,7 +204,7 @@ export const ConfigSchema = Type.Object(
     processHost: Type.Union([Type.Literal("separate"), Type.Literal("in-process")], {
       default: "separate",
       description:
-        "Where `execmux serve` keeps sessions and processes. separate: in a process host that faces no network and outlives the daemon, so a crash, SIGKILL or restart of the daemon loses no process and no output (restart it with the same command; clients reconnect and resume). in-process: in the daemon itself (its death ends them). stdio always runs in-process.",
+        "Where `execmux serve` keeps sessions and processes. separate: in a process host that faces no network and outlives the daemon, so a crash, SIGKILL or restart of the daemon loses no process, no output and no plain ws:// connection (restart it with the same command; TLS clients reconnect and resume). in-process: in the daemon itself (its death ends them). stdio always runs in-process.",
     }),
     stateDirectory: Type.String({
       default: "",

@@ -10,18 +10,20 @@ import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
 import { authorize, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
-import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
-import { ConfigError, parseListen, type Config } from "./config.js";
+import type { Config } from "./config.js";
+import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
 import { loggerOptions } from "./logger.js";
 import type { WebSocket } from "ws";
+import { canHandOver, handOver } from "./host/front-handoff.js";
 import { relayClient, type RelayedClient } from "./host/front-relay.js";
 import { RelayedWebSocket } from "./host/relayed-websocket.js";
 import { attachHost, type HostClient } from "./host/host-client.js";
+import type { AdoptedClient } from "./host/host-protocol.js";
 import type { Metrics } from "./metrics.js";
 import type { PeerDescription } from "./rpc/connection.js";
-import { startRuntime, type Runtime } from "./runtime.js";
+import type { Runtime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
 
@@ -56,7 +58,7 @@ export interface Daemon extends Listener {
   readonly metrics: Metrics;
 }
 
-/** A daemon whose sessions live in a process host (host/host-main.ts) that outlives it: `execmux serve`. */
+/** A daemon whose sessions live in the process host (host/host-main.ts) that forked it and outlives it: `execmux serve`. */
 export interface FrontDaemon extends Listener {
   /** Its `lost` resolves if the host dies under this front (every session went with it). */
   readonly host: HostClient;
@@ -72,6 +74,8 @@ const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 export async function startDaemon(config: Config): Promise<Daemon> {
   let runtime: Runtime | undefined;
   const listener = await startListener(config, async (log) => {
+    // Loaded here: a daemon whose sessions live in a process host never needs it.
+    const { startRuntime } = await import("./runtime.js");
     runtime = startRuntime(config, log);
     // Started first, while the daemon is small: every child is forked from the spawner.
     await runtime.spawner.whenReady();
@@ -91,30 +95,51 @@ function inProcessBackend(runtime: Runtime): Backend {
 }
 
 /**
- * `execmux serve`: the sessions live in a process host found by the listen
- * address, or started now; this process only speaks HTTP and relays each
- * client's messages.
+ * `execmux serve`'s daemon, forked by the process host whose socket is
+ * `hostSocket` (host/launcher.ts asked for it): this process only speaks
+ * HTTP and hands each client's socket to the host, or relays a TLS
+ * client's bytes to it.
  */
-export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
+export async function startFrontDaemon(config: Config, hostSocket: string): Promise<FrontDaemon> {
   let host: HostClient | undefined;
-  /** Each relayed client by its link's number, for what the host says of it over the control link. */
-  const links = new Map<number, RelayedClient>();
+  /** Each client by its number, for what the host says of it over the control link. */
+  const links = new Map<number, Pick<RelayedClient, "finished" | "terminate">>();
   let nextLinkId = 1;
   let handingOver = false;
-  const listener = await startListener(config, async (log) => {
-    host = await attachHost(config, log);
+  const listener = await startListener(config, async (_log, quota) => {
+    host = await attachHost(hostSocket);
     const client = host;
     client.onClientEnd((linkId, how) => (how === "terminate" ? links.get(linkId)?.terminate() : links.get(linkId)?.finished()));
+    // Clients an earlier daemon handed over are still connected: they count against their quota here too.
+    for (const adopted of (await client.request("adopt")) as AdoptedClient[]) {
+      const closed = quota.opened(adopted.client);
+      const gone = () => {
+        closed();
+        links.delete(adopted.linkId);
+      };
+      links.set(adopted.linkId, { finished: gone, terminate: gone });
+    }
     return {
       webSocketClass: RelayedWebSocket,
       accept: (socket, peer, connectionLog) => {
+        const webSocket = socket as RelayedWebSocket;
         const linkId = nextLinkId++;
-        const { socket: upgraded, head } = (socket as RelayedWebSocket).take();
-        const relayed = relayClient(upgraded, head, client.openClientLink(peer, linkId), (error) =>
-          connectionLog.error({ err: error }, "cannot reach the process host"),
+        webSocket.once("close", () => links.delete(linkId));
+        const { socket: upgraded, head } = webSocket.take();
+        if (canHandOver(upgraded)) {
+          // The host owns the client from now on and says when it is gone.
+          links.set(linkId, { finished: () => webSocket.ended(), terminate: () => webSocket.ended() });
+          handOver(upgraded, head, peer, linkId).catch((error: Error) => {
+            connectionLog.error({ err: error }, "cannot hand the client to the process host");
+            webSocket.ended();
+          });
+          return;
+        }
+        upgraded.once("close", () => webSocket.ended());
+        links.set(
+          linkId,
+          relayClient(upgraded, head, client.openClientLink(peer, linkId), (error) => connectionLog.error({ err: error }, "cannot reach the process host")),
         );
-        links.set(linkId, relayed);
-        socket.once("close", () => links.delete(linkId));
       },
       ready: async () => (await client.request("ready")) === true,
       metrics: async () => (await client.request("metrics")) as { contentType: string; text: string },
@@ -124,16 +149,16 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
         // The host closed every client; one that does not read may never let its link's end through.
         for (const relayed of links.values()) relayed.finished();
       },
-      // A host found running keeps its sessions for the daemon that holds the port.
-      abandon: async () => (client.started ? void (await client.request("shutdown").catch(() => undefined)) : client.detach()),
+      // The host keeps whatever sessions it has for the next daemon, and ends once it has none.
+      abandon: async () => client.detach(),
     };
   });
   return {
     ...listener,
     host: host!,
     handOver: async () => {
-      // The host first, so the next daemon can attach at once; the clients
-      // see their sockets drop when this process exits, and resume there.
+      // The host first, so the next daemon can attach at once; relayed (TLS)
+      // clients see their sockets drop when this process exits, and resume there.
       handingOver = true;
       host!.detach();
     },
@@ -141,13 +166,8 @@ export async function startFrontDaemon(config: Config): Promise<FrontDaemon> {
 }
 
 /** HTTP, the auth hook and the WebSocket upgrade, in front of `backend`. */
-async function startListener(config: Config, makeBackend: (log: FastifyBaseLogger) => Promise<Backend>): Promise<Listener> {
-  const { host, port } = parseListen(config.listen);
-  const tls = config.tlsCert || config.tlsKey;
-  if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
-  // Upstream's --ws-auth options, checked and their files read before anything starts.
-  const wsAuthSetting = wsAuthSettings(config);
-  const wsAuth = wsAuthSetting && loadWsAuth(wsAuthSetting);
+async function startListener(config: Config, makeBackend: (log: FastifyBaseLogger, quota: ConnectionQuota) => Promise<Backend>): Promise<Listener> {
+  const { host, port, tls, wsAuth } = checkListenerSettings(config);
 
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
   let tokens: TokenStore | undefined;
@@ -162,12 +182,6 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   // Any configured kind of token admits a request; with none, only the Origin check applies.
   const credentials = [...(tokens.enabled ? [tokens.asCredential()] : []), ...(wsAuth ? [wsAuth] : [])];
   if (credentials.length === 0 && !isLoopback(host)) {
-    if (!config.insecureNoAuth) {
-      throw new ConfigError(
-        `refusing to listen on ${host} without a token: anyone who can reach it could run commands. ` +
-          "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE) or --ws-auth, or pass --insecure-no-auth if you really mean it.",
-      );
-    }
     app.log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
   }
   const stopWatchingTokens = tokens.watch();
@@ -179,7 +193,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   /** Set once the daemon is stopping: new WebSockets are refused meanwhile. */
   let closing: Promise<void> | undefined;
 
-  const backend = await makeBackend(app.log);
+  const backend = await makeBackend(app.log, connectionQuota);
 
   await app.register(websocket, {
     options: {
@@ -251,7 +265,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   try {
     await app.listen({ host, port });
   } catch (error) {
-    // The port is taken: whatever the backend holds is let go (a host found running keeps its sessions).
+    // The port is taken: whatever the backend holds is let go (a process host keeps its sessions).
     stopWatchingTokens();
     await (backend.abandon ?? backend.close)();
     throw error;
@@ -264,7 +278,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     (closing ??= (async () => {
       stopWatchingTokens();
       // Told why (Fastify's own close sends no code). A process host closes
-      // its relayed clients itself as it stops, so the backend goes before
+      // the clients it holds itself as it stops, so the backend goes before
       // the listener, which waits for every client's socket to close.
       for (const client of app.websocketServer.clients) client.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
       await backend.close();

@@ -22,8 +22,8 @@ export interface Runtime {
   connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
   /**
    * A client's WebSocket, authorized, now speaks JSON-RPC to the sessions
-   * (and counts as a connection while open). `beforeTerminate`: a relay in
-   * front of the socket is told first when it is dropped.
+   * (and counts as a connection while open). `beforeTerminate`: the daemon
+   * in front of the socket (a process host's front) is told first when it is dropped.
    */
   serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger, beforeTerminate?: () => void): void;
   /** Terminates every process tree (SIGTERM, a grace period, SIGKILL) and stops the spawner. */

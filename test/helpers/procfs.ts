@@ -79,10 +79,16 @@ export function hostOf(daemonPid: number): number | undefined {
   return childrenOf(daemonPid).find((child) => commandLine(child.pid).includes("host-main"))?.pid;
 }
 
-/** Memory of the daemon and its process host together: what the machine pays for it. */
+/** The daemon listening on the port, which the process host forked for `execmux serve`. */
+export function frontOf(hostPid: number): number | undefined {
+  return childrenOf(hostPid).find((child) => / serve\b/.test(commandLine(child.pid).replaceAll("\0", " ")))?.pid;
+}
+
+/** Memory of `execmux serve`, its process host and the daemon that host forked, together: what the machine pays for it. */
 export function daemonResidentBytes(daemonPid: number): number {
   const host = hostOf(daemonPid);
-  return residentBytes(daemonPid) + (host ? residentBytes(host) : 0);
+  const front = host && frontOf(host);
+  return residentBytes(daemonPid) + (host ? residentBytes(host) : 0) + (front ? residentBytes(front) : 0);
 }
 
 function readdirSafe(path: string): string[] {

@@ -1,13 +1,13 @@
 /**
- * The front's side of the process host (host-main.ts): find the host of this
- * listen address by its socket, or start one; then a control link for the
- * front's own requests, and one link per client connection.
+ * Links to the process host (host-main.ts): finding the host of a listen
+ * address by its socket, or starting one (the launcher, launcher.ts); the
+ * hello both sides say; and the front's control link for its own requests,
+ * with one link per client connection that cannot be handed over (TLS).
  */
 import { spawn } from "node:child_process";
 import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
-import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
 import { withoutDaemonSettings } from "../process/env-policy.js";
 import type { PeerDescription } from "../rpc/connection.js";
@@ -20,7 +20,6 @@ import {
   hostSocketPath,
   LINK_VERSION,
   MIN_LINK_VERSION,
-  settingsNotApplied,
   shareableConfig,
   stateDirectory,
   type ControlMethod,
@@ -42,8 +41,6 @@ const HOST_FRAME_LIMIT_BYTES = 16 * 1024 * 1024;
 export interface HostClient {
   /** The host's hello: its pid, its execmux version. */
   readonly hello: Hello;
-  /** True when this front started the host (false: it found one running). */
-  readonly started: boolean;
   /** Opens a link for one client connection; `linkId` names it in the host's out-of-band terminates. */
   openClientLink(peer: PeerDescription, linkId: number): Promise<Socket>;
   /**
@@ -157,12 +154,12 @@ function lockOwner(lockPath: string): number | "gone" | "stale" {
 async function startHostProcess(config: Config, path: string, reusable: boolean): Promise<Socket> {
   rmSync(path, { force: true }); // a dead host's socket
   const logPath = path.replace(/\.sock$/, ".log");
-  // The host's own stdout and stderr (a crash before its logger exists); its log lines come over the control link.
+  // The host's own stdout and stderr (a crash before its logger exists); its log lines come over the launcher's link.
   const logFd = openSync(logPath, "w", 0o600);
   const child = spawn(process.execPath, [...process.execArgv, HOST_MAIN], {
     detached: true,
     stdio: ["ignore", logFd, logFd],
-    // The token stays with the front: the host never sees a client's credentials.
+    // The host's own environment has no token; the front's comes from its launcher (launcher.ts).
     env: { ...withoutDaemonSettings(process.env), [HOST_CONFIG_ENV]: JSON.stringify(shareableConfig(config)), [HOST_SOCKET_ENV]: path, [HOST_PRIVATE_ENV]: reusable ? "0" : "1" },
   });
   closeSync(logFd);
@@ -192,33 +189,47 @@ function tail(path: string): string {
   }
 }
 
-function hello(role: Hello["role"], client: Pick<Hello, "peer" | "linkId"> = {}): Buffer {
-  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, pid: process.pid, ...client };
+function hello(role: Hello["role"], extra: Pick<Hello, "peer" | "linkId"> = {}): Buffer {
+  const body: Hello = { role, linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION, execmuxVersion: EXECMUX_VERSION, pid: process.pid, ...extra };
   return encodeFrame(FrameKind.Hello, JSON.stringify(body));
 }
 
-/** What the host sends on the control link besides its hello. */
-interface ControlEvents {
-  log(line: Buffer): void;
-  reply(reply: ControlReply): void;
+/** What the host sends on a control or launcher link besides its hello; each link hears only some. */
+export interface LinkEvents {
+  /** A line for stderr (the host's or the front's log). */
+  log?(line: Buffer): void;
+  /** Bytes the front wrote on its stdout. */
+  stdout?(bytes: Buffer): void;
+  /** How the front ended: the last frame on a launcher link. */
+  exit?(how: { code: number | null; signal: NodeJS.Signals | null }): void;
+  reply?(reply: ControlReply): void;
   /** A client link is done with, or must be dropped at once (its own link may be paused behind data). */
-  clientEnd(linkId: number, how: "closed" | "terminate"): void;
+  clientEnd?(linkId: number, how: "closed" | "terminate"): void;
 }
 
-/** Reads the control link; resolves with the host's hello, or rejects with its refusal. */
-function readControl(socket: Socket, events: ControlEvents): Promise<Hello> {
+/** Reads a control or launcher link; resolves with the host's hello, or rejects with its refusal. */
+function readLink(socket: Socket, events: LinkEvents): Promise<Hello> {
   return new Promise((resolve, reject) => {
     let greeted = false;
     const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
-      if (kind === FrameKind.Log) return events.log(payload);
-      if (kind === FrameKind.Terminate) return events.clientEnd(Number(payload.toString()), "terminate");
-      if (kind === FrameKind.Closed) return events.clientEnd(Number(payload.toString()), "closed");
+      switch (kind) {
+        case FrameKind.Log:
+          return events.log?.(payload);
+        case FrameKind.Stdout:
+          return events.stdout?.(payload);
+        case FrameKind.Exit:
+          return events.exit?.(JSON.parse(payload.toString()) as { code: number | null; signal: NodeJS.Signals | null });
+        case FrameKind.Terminate:
+          return events.clientEnd?.(Number(payload.toString()), "terminate");
+        case FrameKind.Closed:
+          return events.clientEnd?.(Number(payload.toString()), "closed");
+      }
       const body = JSON.parse(payload.toString()) as Hello & ControlReply;
       if (kind === FrameKind.Hello && !greeted) {
         greeted = true;
         return resolve(body);
       }
-      if (kind === FrameKind.Reply) (greeted ? events.reply : (reply: ControlReply) => reject(new Error(reply.error)))(body);
+      if (kind === FrameKind.Reply) (greeted ? (reply: ControlReply) => events.reply?.(reply) : (reply: ControlReply) => reject(new Error(reply.error)))(body);
     });
     socket.on("data", (chunk: Buffer) => {
       try {
@@ -231,17 +242,40 @@ function readControl(socket: Socket, events: ControlEvents): Promise<Hello> {
   });
 }
 
-export async function attachHost(config: Config, log: FastifyBaseLogger): Promise<HostClient> {
+/**
+ * Says hello as `role` on a link to the host and waits for the host's;
+ * refuses a host whose link versions do not meet this execmux's, by name.
+ */
+export async function greetHost(socket: Socket, path: string, role: "launcher" | "control", events: LinkEvents): Promise<Hello> {
+  socket.on("error", () => undefined); // "close" follows
+  socket.write(hello(role));
+  const host = await readLink(socket, events);
+  if (agreedVersion({ linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION }, host) === undefined) {
+    socket.destroy();
+    throw new Error(
+      `the process host at ${path} (pid ${host.pid}, execmux ${host.execmuxVersion}) speaks link versions ${host.minLinkVersion}-${host.linkVersion}, ` +
+        `this execmux ${MIN_LINK_VERSION}-${LINK_VERSION}; its processes keep running. Start the execmux that started it, or stop that host (kill -TERM ${host.pid}, which ends its processes).`,
+    );
+  }
+  return host;
+}
+
+/** The host of this listen address, found by its socket or started now. */
+export async function connectHost(config: Config): Promise<{ socket: Socket; path: string; started: boolean }> {
   const { path, reusable } = hostSocketPath(stateDirectory(config.stateDirectory), config.listen);
   const found = reusable ? await connectTo(path) : undefined;
-  const control = found ?? (await launchHost(config, path, reusable));
-  control.on("error", () => undefined); // "close" follows
-  control.write(hello("control"));
+  if (found) return { socket: found, path, started: false };
+  return { socket: await launchHost(config, path, reusable), path, started: true };
+}
+
+/** The front's control link to the host that forked it at the launcher's request (launcher.ts); `path`: the host's socket. */
+export async function attachHost(path: string): Promise<HostClient> {
+  const control = await connectTo(path);
+  if (!control) throw new Error(`the process host that started this daemon is gone (no socket at ${path})`);
   let nextId = 1;
   const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const clientEndListeners: ((linkId: number, how: "closed" | "terminate") => void)[] = [];
-  const host = await readControl(control, {
-    log: (line) => process.stderr.write(line),
+  const host = await greetHost(control, path, "control", {
     reply: (reply) => {
       const request = waiting.get(reply.id);
       waiting.delete(reply.id);
@@ -252,22 +286,6 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
       for (const listener of clientEndListeners) listener(linkId, how);
     },
   });
-  const version = agreedVersion({ linkVersion: LINK_VERSION, minLinkVersion: MIN_LINK_VERSION }, host);
-  if (version === undefined) {
-    control.destroy();
-    throw new Error(
-      `the process host at ${path} (pid ${host.pid}, execmux ${host.execmuxVersion}) speaks link versions ${host.minLinkVersion}-${host.linkVersion}, ` +
-        `this execmux ${MIN_LINK_VERSION}-${LINK_VERSION}; its processes keep running. Start the execmux that started it, or stop that host (kill -TERM ${host.pid}, which ends its processes).`,
-    );
-  }
-  log.info({ host: host.pid, hostVersion: host.execmuxVersion, linkVersion: version, socket: path, found: Boolean(found) }, found ? "found the running process host" : "started a process host");
-  const differing = settingsNotApplied(config, host.config);
-  if (differing.length > 0) {
-    log.warn(
-      { settings: differing, host: host.pid },
-      "the process host keeps the settings and environment it started with; these of this daemon's apply only once that host has ended (SIGTERM to this daemon ends it and its processes)",
-    );
-  }
   let detached = false;
   const lost = new Promise<void>((resolve) =>
     control.once("close", () => {
@@ -278,7 +296,6 @@ export async function attachHost(config: Config, log: FastifyBaseLogger): Promis
   );
   return {
     hello: host,
-    started: !found,
     lost,
     request: (method) =>
       new Promise((resolve, reject) => {

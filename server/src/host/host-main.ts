@@ -1,13 +1,16 @@
 /**
  * The process host: holds the sessions, their processes, PTYs, pipes and
- * retained output, and faces no network. The daemon that listens on the
- * port (the front, front-daemon.ts) relays each client's messages over a
- * unix socket; when the front dies (a crash, SIGKILL, an upgrade) the host
- * and every process keep running, and the front started next with the same
- * command finds this host by its socket and carries on. Clients reconnect
- * and resume with their cursors, as after any network drop.
+ * retained output, and faces no network. `execmux serve` (the launcher,
+ * launcher.ts) finds it by its unix socket, or starts it, and asks it to
+ * fork the daemon that listens on the port (the front, daemon.ts), which
+ * answers each client's HTTP handshake and hands the upgraded socket to
+ * this process (front-process.ts); a TLS client's bytes it relays over a
+ * link of their own. When the front or the launcher dies (a crash, SIGKILL,
+ * an upgrade) the host and every process keep running, and the next
+ * `execmux serve` with the same command finds this host and carries on.
+ * Clients reconnect and resume with their cursors, as after any network drop.
  *
- * It ends when told to (the front's shutdown, or SIGTERM), or once no front
+ * It ends when told to (the front's shutdown, or SIGTERM), or once no daemon
  * is attached and no session is left (they expire like any detached
  * session, after --session-ttl-ms).
  */
@@ -18,11 +21,12 @@ import { createLogger } from "../logger.js";
 import { startRuntime } from "../runtime.js";
 import { EXECMUX_VERSION } from "../version.js";
 import { HostLog } from "./host-log.js";
-import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type ControlRequest, type Hello } from "./host-protocol.js";
+import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type AdoptedClient, type ControlRequest, type FrontCommand, type Hello } from "./host-protocol.js";
 import { WebSocketServer, type WebSocket } from "ws";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "../transport/websocket-transport.js";
 import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "./link-frames.js";
 import { webSocketOverLink } from "./link-websocket.js";
+import { forkFront, type FrontProcess } from "./front-process.js";
 
 const socketPath = process.env[HOST_SOCKET_ENV];
 const configText = process.env[HOST_CONFIG_ENV];
@@ -45,6 +49,10 @@ const ALONE_CHECK_MS = 1_000;
 const FIRST_ATTACH_MS = 30_000;
 /** A hello, a control request: small. */
 const HELLO_LIMIT_BYTES = 64 * 1024;
+/** A launcher's Start frame carries its environment and command line, which the kernel bounds far below this. */
+const LAUNCHER_FRAME_LIMIT_BYTES = 16 * 1024 * 1024;
+/** How long a front told to shut down may take to exit, and its launcher to take the news, before this host exits anyway. */
+const FRONT_EXIT_WAIT_MS = 10_000;
 
 const hostLog = new HostLog();
 const log = createLogger(config, undefined, hostLog);
@@ -58,14 +66,28 @@ const ourHello: Hello = {
   config: shareableConfig(config),
 };
 
+/** The `execmux serve` this host runs a front for, and its pid (a second one's refusal names it). */
+let launcher: Socket | undefined;
+let launcherPid: number | undefined;
+/** The front this host forked for it; it may outlive its launcher for a moment (killed, not yet gone). */
+let frontProcess: FrontProcess | undefined;
+/** The front's control link. */
 let front: Socket | undefined;
-/** The attached daemon's pid, for a second daemon's refusal. */
-let frontPid: number | undefined;
+/** The front let go of its control link while it still runs: it is handing over (SIGUSR2) and exits next. */
+let frontLeaving = false;
 let attachedOnce = false;
 let ending: Promise<void> | undefined;
 /** The socket this host made (device and inode): another host's socket at the same path is never removed. */
 let ownSocket: { dev: number; ino: number } | undefined;
-const clientSockets = new Set<WebSocket>();
+/** Which front counts each client, and by what number: the one that handed it over, or the one that adopted it since. */
+interface ClientOwner {
+  openedBy: Socket | undefined;
+  linkId: number | undefined;
+  readonly client: string | undefined;
+}
+const clientOwners = new Map<WebSocket, ClientOwner>();
+/** Numbers handed out by adoptClients so far: each front's count of adopted clients goes on from there. */
+let adoptedBefore = 0;
 /** The frame limits and defaults ws gives an in-process daemon's clients. */
 const webSocketOptions = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes }).options;
 const startedAt = Date.now();
@@ -88,7 +110,8 @@ function acceptLink(socket: Socket): void {
         log.error({ theirs: hello }, "a daemon speaking an incompatible link version was refused");
         return void socket.end(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
       }
-      if (hello.role === "control") acceptFront(socket, hello, rest);
+      if (hello.role === "launcher") void acceptLauncher(socket, hello, rest);
+      else if (hello.role === "control") acceptFront(socket, hello, rest);
       else acceptClient(socket, hello, rest);
     },
     (error: Error) => {
@@ -106,26 +129,103 @@ function parseHello(payload: Buffer): Hello | undefined {
   }
 }
 
-function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
-  if (front || ending) {
-    const reason = ending
-      ? "this process host is shutting down"
-      : `another execmux daemon${frontPid ? ` (pid ${frontPid})` : ""} is attached to this process host (pid ${process.pid})`;
-    socket.end(encodeFrame(FrameKind.Reply, JSON.stringify({ id: 0, error: reason } satisfies ControlReply)));
-    return;
+function refuse(socket: Socket, reason: string): void {
+  socket.end(encodeFrame(FrameKind.Reply, JSON.stringify({ id: 0, error: reason } satisfies ControlReply)));
+}
+
+/**
+ * An `execmux serve`: this host forks the front it asks for once the hellos
+ * agree, and tells it what the front prints and how it ends.
+ */
+async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promise<void> {
+  // A front that let go of this host (SIGUSR2) is on its way out: the next launcher waits for it rather than being refused.
+  if (launcher && frontLeaving) await Promise.race([frontProcess?.exited, new Promise((resolve) => setTimeout(resolve, FRONT_EXIT_WAIT_MS))]);
+  if (launcher || ending) {
+    const reason = ending ? "this process host is shutting down" : `another execmux daemon${launcherPid ? ` (pid ${launcherPid})` : ""} is attached to this process host (pid ${process.pid})`;
+    return refuse(socket, reason);
   }
-  front = socket;
-  frontPid = hello.pid;
+  launcher = socket;
+  launcherPid = hello.pid;
   attachedOnce = true;
   socket.write(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
   hostLog.attach(socket);
-  log.info("a daemon attached to the process host");
+  log.info({ launcher: hello.pid }, "an execmux serve attached to the process host");
+  let started: FrontProcess | undefined;
+  let startAsked = false;
+  /** Signals passed on before the front could take them (not forked yet, or its handlers not in yet). */
+  const signals: string[] = [];
+  let ready = false;
+  const reader = new FrameReader(LAUNCHER_FRAME_LIMIT_BYTES, (kind, payload) => {
+    if (kind === FrameKind.Start && !startAsked) {
+      startAsked = true;
+      void start(JSON.parse(payload.toString()) as FrontCommand);
+    }
+    if (kind !== FrameKind.Signal) return;
+    // A hand-over: the next launcher, started right after, waits for this front to go.
+    if (payload.toString() === "SIGUSR2") frontLeaving = true;
+    if (started && ready) started.signal(payload.toString());
+    else signals.push(payload.toString());
+  });
+  const read = (chunk: Buffer) => {
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      log.error({ err: error }, "an execmux serve sent a malformed frame; its link is closed");
+      socket.destroy();
+    }
+  };
   socket.once("close", () => {
     hostLog.detach(socket);
+    if (launcher !== socket) return;
+    launcher = undefined;
+    // The launcher was killed: so is its front (the clients it handed over stay here).
+    if (!ending) started?.kill();
+  });
+
+  const start = async (command: FrontCommand) => {
+    // The last front must be gone: it holds the port.
+    await frontProcess?.exited;
+    if (launcher !== socket || ending) return;
+    frontLeaving = false;
+    started = frontProcess = forkFront(command, socketPath!, {
+      ready: () => {
+        ready = true;
+        for (const signal of signals.splice(0)) started!.signal(signal);
+      },
+      stdout: (bytes) => hostLog.stdout(bytes),
+      stderrLine: (line) => hostLog.write(line),
+      client: (client, handed) => acceptClient(client, handed, Buffer.from(handed.head, "base64")),
+      // A socket it could not take: the front frees its place in the quotas.
+      refused: (linkId) => frontProcess === started && front?.write(encodeFrame(FrameKind.Closed, String(linkId))),
+      exit: (how) => {
+        if (frontProcess === started) frontProcess = undefined;
+        // Its launcher exits as the front did, and a new one may attach at once; the host's lines wait for it.
+        hostLog.detach(socket);
+        if (launcher === socket) launcher = undefined;
+        socket.end(encodeFrame(FrameKind.Exit, JSON.stringify(how)));
+        // A host of a port-0 daemon can never be found again (its address died with the front): it ends with its front.
+        // Its clients' connections drop as they would with a daemon that died holding them.
+        if (privateHost && !ending) endAndExit("its daemon is gone, and no other can find this host", { dropClients: true });
+      },
+    });
+  };
+  read(rest);
+  socket.on("data", read);
+  socket.resume();
+}
+
+/** The control link of the front this host forked (none other may attach). */
+function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
+  if (front || ending || hello.pid === undefined || hello.pid !== frontProcess?.pid) {
+    return refuse(socket, ending ? "this process host is shutting down" : "only the daemon this process host started may attach; start `execmux serve`");
+  }
+  front = socket;
+  socket.write(encodeFrame(FrameKind.Hello, JSON.stringify(ourHello)));
+  log.info("a daemon attached to the process host");
+  socket.once("close", () => {
     front = undefined;
+    frontLeaving = frontProcess !== undefined;
     if (ending) return;
-    // A host of a port-0 daemon can never be found again (its address dies with the front): it ends with its front.
-    if (privateHost) return void endAndExit("its daemon is gone, and no other can find this host");
     log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
   });
   const reader = new FrameReader(HELLO_LIMIT_BYTES, (kind, payload) => {
@@ -137,8 +237,8 @@ function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
     answer(request).then(
       (result) => {
         reply({ result });
-        // Told to shut down: every process is gone by now, and so is this host once the front has the answer.
-        if (request.method === "shutdown") socket.end(() => process.exit(0));
+        // Told to shut down: every process is gone by now, and so is this host once the front and its launcher are.
+        if (request.method === "shutdown") void exitAfterFront();
       },
       (error: Error) => reply({ error: error.message }),
     );
@@ -165,23 +265,43 @@ async function answer(request: ControlRequest): Promise<unknown> {
     case "shutdown":
       await end("the daemon shut down");
       return true;
+    case "adopt":
+      return adoptClients();
   }
 }
 
-function acceptClient(link: Socket, hello: Hello, head: Buffer): void {
+/**
+ * The clients an earlier front handed over and that are still here, given
+ * to the current front under new numbers (negative: its own count up), so
+ * its per-client connection quota counts them and hears when they go.
+ */
+function adoptClients(): AdoptedClient[] {
+  const adopted: AdoptedClient[] = [];
+  for (const owner of clientOwners.values()) {
+    if (owner.openedBy === front || owner.client === undefined) continue;
+    owner.openedBy = front;
+    owner.linkId = -(adopted.length + 1 + adoptedBefore);
+    adopted.push({ linkId: owner.linkId, client: owner.client });
+  }
+  adoptedBefore += adopted.length;
+  return adopted;
+}
+
+/** A client's socket (handed over by the front) or its link (relayed by the front), its handshake done. */
+function acceptClient(link: Socket, hello: Pick<Hello, "peer" | "linkId">, head: Buffer): void {
   if (ending) return void link.destroy();
   const socket = webSocketOverLink(link, head, webSocketOptions);
   // A client that reads nothing leaves its link paused behind its data, where
   // the front would never read the link's end: the end travels beside it, on
-  // the control link of the front that opened the link (its numbers are its own).
-  const openedBy = front;
+  // the control link of the front that counts the client (its numbers are its own).
+  const owner: ClientOwner = { openedBy: front, linkId: hello.linkId, client: hello.peer?.client };
   const tellFront = (kind: FrameKind) => {
-    if (hello.linkId !== undefined && front && front === openedBy) front.write(encodeFrame(kind, String(hello.linkId)));
+    if (owner.linkId !== undefined && front && front === owner.openedBy) front.write(encodeFrame(kind, String(owner.linkId)));
   };
   socket.on("error", (error) => onClientSocketError(error, socket, log));
-  clientSockets.add(socket);
+  clientOwners.set(socket, owner);
   socket.once("close", () => {
-    clientSockets.delete(socket);
+    clientOwners.delete(socket);
     tellFront(FrameKind.Closed);
   });
   runtime.serveWebSocket(socket, hello.peer ?? { transport: "websocket" }, log, () => tellFront(FrameKind.Terminate));
@@ -192,25 +312,40 @@ function acceptClient(link: Socket, hello: Hello, head: Buffer): void {
  * terminated (SIGTERM, the grace period, SIGKILL), this host's socket
  * removed. Never rejects: a host told to end ends.
  */
-function end(why: string): Promise<void> {
+function end(why: string, { dropClients = false } = {}): Promise<void> {
   return (ending ??= (async () => {
     clearInterval(aloneTimer);
     log.info({ why }, "the process host is stopping");
     server.close();
     // Told why, as an in-process daemon's clients are; whoever is still there after the processes are gone is cut off.
-    for (const socket of clientSockets) socket.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
+    for (const socket of clientOwners.keys()) dropClients ? socket.terminate() : socket.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
     removeOwnSocket();
     try {
       await runtime.close();
     } catch (error) {
       log.error({ err: error }, "shutting the sessions down failed");
     }
-    for (const socket of clientSockets) socket.terminate();
+    for (const socket of clientOwners.keys()) socket.terminate();
   })());
 }
 
-function endAndExit(why: string): void {
-  void end(why).then(() => process.exit(0));
+/**
+ * Exits once the front is gone (told to stop, if it is not stopping yet)
+ * and its launcher heard how it ended, each bounded: a launcher exits as
+ * its front did, and the port is free by then.
+ */
+async function exitAfterFront(): Promise<void> {
+  const deadline = new Promise((resolve) => setTimeout(resolve, FRONT_EXIT_WAIT_MS).unref());
+  const told = launcher && new Promise((resolve) => launcher!.once("close", resolve));
+  frontProcess?.signal("SIGTERM"); // ignored by a front already stopping
+  await Promise.race([frontProcess?.exited, deadline]);
+  frontProcess?.kill();
+  await Promise.race([told, deadline]);
+  process.exit(0);
+}
+
+function endAndExit(why: string, how?: { dropClients: boolean }): void {
+  void end(why, how).then(exitAfterFront);
 }
 
 function removeOwnSocket(): void {
@@ -224,7 +359,7 @@ function removeOwnSocket(): void {
 
 /** Ends a host that has no daemon and no session left, or that no daemon ever attached to. */
 const aloneTimer = setInterval(() => {
-  if (front || ending) return;
+  if (launcher || frontProcess || front || ending) return;
   if (!attachedOnce && Date.now() - startedAt > FIRST_ATTACH_MS) return endAndExit("no daemon attached after it started");
   if (attachedOnce && runtime.registry.size === 0) endAndExit("no daemon and no session left");
 }, ALONE_CHECK_MS);

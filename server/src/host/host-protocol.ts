@@ -20,16 +20,51 @@ import type { PeerDescription } from "../rpc/connection.js";
  * The link protocol this execmux speaks, and the oldest it still accepts.
  * 2: a client's link carries its WebSocket bytes as they are (1 carried
  * each message in a frame of its own).
+ * 3: `execmux serve` is a launcher, and the host forks the daemon that
+ * listens on the port (the front), which hands it each client's socket.
  */
-export const LINK_VERSION = 2;
-export const MIN_LINK_VERSION = 2;
+export const LINK_VERSION = 3;
+export const MIN_LINK_VERSION = 3;
+
+/**
+ * How a host starts a launcher's front: that execmux's own node, script and
+ * command line, in the launcher's directory and environment. A newer
+ * execmux's launcher so gets a front of its own version (an upgrade).
+ */
+export interface FrontCommand {
+  readonly execPath: string;
+  readonly execArgv: readonly string[];
+  /** The execmux CLI script (cli.js). */
+  readonly script: string;
+  /** `execmux serve`'s arguments. */
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** In a front's environment, the socket of the process host that forked it (with an IPC channel to hand sockets over). */
+export const FRONT_ENV = "EXECMUX_FRONT_OF_HOST";
+
+/** A front's IPC message once its signal handlers are in: signals the launcher passed on wait until then. */
+export interface FrontReady {
+  readonly kind: "ready";
+}
+
+/** A front's IPC message that comes with a client's socket (child_process's handle passing). */
+export interface HandedClient {
+  readonly kind: "client";
+  readonly peer: PeerDescription;
+  readonly linkId: number;
+  /** Bytes the front read from the socket before handing it over (base64): they go first. */
+  readonly head: string;
+}
 
 export interface Hello {
-  readonly role: "control" | "client" | "host";
+  readonly role: "launcher" | "control" | "client" | "host";
   readonly linkVersion: number;
   readonly minLinkVersion: number;
   readonly execmuxVersion: string;
-  /** The sender's pid (the host's, a control link's daemon's), so an operator can find it. */
+  /** The sender's pid (the host's, a launcher's, a control link's front's), so an operator can find it. */
   readonly pid?: number;
   /** A client link: who the client is (address, quota key). */
   readonly peer?: PeerDescription;
@@ -57,7 +92,14 @@ export function agreedVersion(ours: Pick<Hello, "linkVersion" | "minLinkVersion"
   return version >= Math.max(ours.minLinkVersion, theirs.minLinkVersion) ? version : undefined;
 }
 
-export type ControlMethod = "metrics" | "ready" | "shutdown";
+/** adopt: the clients earlier fronts handed over, for this one's connection quota (AdoptedClient[]). */
+export type ControlMethod = "metrics" | "ready" | "shutdown" | "adopt";
+
+/** A client the host holds that an earlier front handed over: its number for this front, and its quota key. */
+export interface AdoptedClient {
+  readonly linkId: number;
+  readonly client: string;
+}
 
 export interface ControlRequest {
   readonly id: number;

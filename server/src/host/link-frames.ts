@@ -1,9 +1,10 @@
 /**
- * Frames on a link between the daemon that faces the network (the front)
- * and the process host: a 4-byte big-endian length, a kind byte, then the
- * payload. The control link speaks only frames. A client's link opens with
- * one Hello frame; after it come the client's WebSocket bytes as they are,
- * both ways: the front relays them, the host parses them.
+ * Frames on a link between the process host and the daemon that faces the
+ * network (the front) or the `execmux serve` that asked for it (the
+ * launcher): a 4-byte big-endian length, a kind byte, then the payload.
+ * The control and launcher links speak only frames. A (TLS) client's link
+ * opens with one Hello frame; after it come the client's WebSocket bytes as
+ * they are, both ways: the front relays them, the host parses them.
  */
 
 export const enum FrameKind {
@@ -19,7 +20,7 @@ export const enum FrameKind {
   /** Control link, JSON requests and replies. */
   Request = 8,
   Reply = 9,
-  /** Control link, host to front: a log line to write (already JSON, ends in a newline). */
+  /** Launcher link, host to launcher: a line for its stderr (the host's and the front's logs, each line whole). */
   Log = 10,
   /**
    * Control link, host to front: this client's WebSocket closed on the host
@@ -27,6 +28,18 @@ export const enum FrameKind {
    * while, then drops it: it may not read the link's end behind that.
    */
   Closed = 11,
+  /** Launcher link, host to launcher: bytes the front wrote on its stdout (the URL line). */
+  Stdout = 12,
+  /** Launcher link, launcher to host: a signal's name, for the front (the launcher's own signals, passed on). */
+  Signal = 13,
+  /** Launcher link, host to launcher, last: how the front ended, JSON `{ code, signal }`. */
+  Exit = 14,
+  /**
+   * Launcher link, launcher to host, once the hellos agreed: the front to
+   * start (JSON, a FrontCommand). Not in the hello: a host that refuses a
+   * hello logs it, and this carries the launcher's environment (its token).
+   */
+  Start = 15,
 }
 
 const HEADER_BYTES = 5;

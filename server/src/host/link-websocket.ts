@@ -1,9 +1,10 @@
 /**
- * The host's WebSocket for one client: ws's own, over the client's link
- * instead of a TCP socket. The front answered the handshake and relays the
- * client's bytes unchanged, so what arrives here is the client's frame
- * stream from its first byte on, and this side parses, masks, pings and
- * closes exactly as an in-process daemon's server does.
+ * The host's WebSocket for one client: ws's own, over the client's socket
+ * the front handed over, or over the link the front relays a TLS client's
+ * bytes on. The front answered the handshake and read nothing past it that
+ * it does not pass on, so what arrives here is the client's frame stream
+ * from its first byte on, and this side parses, masks, pings and closes
+ * exactly as an in-process daemon's server does.
  */
 import type { Socket } from "node:net";
 import { WebSocket, type ServerOptions } from "ws";

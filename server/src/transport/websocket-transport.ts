@@ -32,7 +32,7 @@ export class WebSocketTransport implements MessageTransport {
   readonly carriesBinary = true;
   readonly liveness: Liveness;
 
-  /** `beforeTerminate`: a relay in front of the socket is told first (a process host's front). */
+  /** `beforeTerminate`: the daemon in front of the socket is told first (a process host's front, which counts it). */
   constructor(
     private readonly socket: WebSocket,
     beforeTerminate?: () => void,
