@@ -139,7 +139,10 @@ function refuse(socket: Socket, reason: string): void {
  */
 async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promise<void> {
   // A front that let go of this host (SIGUSR2) is on its way out: the next launcher waits for it rather than being refused.
-  if (launcher && frontLeaving) await Promise.race([frontProcess?.exited, new Promise((resolve) => setTimeout(resolve, FRONT_EXIT_WAIT_MS))]);
+  if (launcher && frontLeaving) {
+    await Promise.race([frontProcess?.exited, new Promise((resolve) => setTimeout(resolve, FRONT_EXIT_WAIT_MS))]);
+    if (socket.destroyed) return; // it gave up meanwhile
+  }
   if (launcher || ending) {
     const reason = ending ? "this process host is shutting down" : `another execmux daemon${launcherPid ? ` (pid ${launcherPid})` : ""} is attached to this process host (pid ${process.pid})`;
     return refuse(socket, reason);
@@ -155,7 +158,7 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
   /** Signals passed on before the front could take them (not forked yet, or its handlers not in yet). */
   const signals: string[] = [];
   let ready = false;
-  const reader = new FrameReader(LAUNCHER_FRAME_LIMIT_BYTES, (kind, payload) => {
+  const onFrame = (kind: FrameKind, payload: Buffer) => {
     if (kind === FrameKind.Start && !startAsked) {
       startAsked = true;
       void start(JSON.parse(payload.toString()) as FrontCommand);
@@ -165,14 +168,6 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
     if (payload.toString() === "SIGUSR2") frontLeaving = true;
     if (started && ready) started.signal(payload.toString());
     else signals.push(payload.toString());
-  });
-  const read = (chunk: Buffer) => {
-    try {
-      reader.push(chunk);
-    } catch (error) {
-      log.error({ err: error }, "an execmux serve sent a malformed frame; its link is closed");
-      socket.destroy();
-    }
   };
   socket.once("close", () => {
     hostLog.detach(socket);
@@ -209,6 +204,20 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
       },
     });
   };
+  readFrames(socket, rest, LAUNCHER_FRAME_LIMIT_BYTES, "an execmux serve", onFrame);
+}
+
+/** Reads a link's frames, from the bytes that came with its hello on; a malformed one closes the link (and nothing else). */
+function readFrames(socket: Socket, rest: Buffer, limit: number, who: string, onFrame: (kind: FrameKind, payload: Buffer) => void): void {
+  const reader = new FrameReader(limit, onFrame);
+  const read = (chunk: Buffer) => {
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      log.error({ err: error }, `${who} sent a malformed frame; its link is closed`);
+      socket.destroy();
+    }
+  };
   read(rest);
   socket.on("data", read);
   socket.resume();
@@ -228,7 +237,7 @@ function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
     if (ending) return;
     log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
   });
-  const reader = new FrameReader(HELLO_LIMIT_BYTES, (kind, payload) => {
+  readFrames(socket, rest, HELLO_LIMIT_BYTES, "the daemon", (kind, payload) => {
     if (kind !== FrameKind.Request) return;
     const request = JSON.parse(payload.toString()) as ControlRequest;
     const reply = (body: Omit<ControlReply, "id">) => {
@@ -243,17 +252,6 @@ function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
       (error: Error) => reply({ error: error.message }),
     );
   });
-  const read = (chunk: Buffer) => {
-    try {
-      reader.push(chunk);
-    } catch (error) {
-      log.error({ err: error }, "the daemon sent a malformed control frame; its link is closed");
-      socket.destroy();
-    }
-  };
-  read(rest);
-  socket.on("data", read);
-  socket.resume();
 }
 
 async function answer(request: ControlRequest): Promise<unknown> {
