@@ -4,16 +4,18 @@
  * daemon listening on the port can die and be started again with the same
  * command while every process keeps running and every client resumes.
  */
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
-import { runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
+import { CLI, runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
 import { frontOf, hostOf, isRunning } from "./helpers/procfs.js";
 import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
@@ -192,6 +194,27 @@ describe("a daemon restart", () => {
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
     const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
     daemon.child.kill("SIGKILL");
+    await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
+  }, 60_000);
+
+  it("stops everything on a SIGTERM sent while its daemon is still starting: the host holds the signal until the daemon can act on it", async () => {
+    const command = [...(await daemonCommand()).filter((argument) => argument !== "warn" && argument !== "--log-level"), "--log-level", "info"];
+    const first = await spawnDaemon(command);
+    const host = hostOf(first.child.pid!)!;
+    const client = await connect(first.url, { reconnect: false });
+    const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
+    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    client.close();
+    first.child.kill("SIGUSR2");
+    expect((await first.exited).code).toBe(0);
+
+    const child = spawn(process.execPath, [CLI, "serve", ...command], { stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    // Logged once the host has been asked for the daemon, which then takes a while to listen.
+    await new Promise<void>((resolve) => createInterface({ input: child.stderr! }).on("line", (line) => line.includes("found the running process host") && resolve()));
+    child.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 0, signal: null });
+    // A stop, not a restart: the session's process and the host are gone.
     await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
   }, 60_000);
 

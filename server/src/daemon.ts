@@ -66,6 +66,9 @@ export interface FrontDaemon extends Listener {
   handOver(): Promise<void>;
 }
 
+/** How long a daemon handing over waits for the client sockets still on their way to the host. */
+const HAND_OVER_WAIT_MS = 5_000;
+
 /** The one path that upgrades to the JSON-RPC WebSocket. */
 const RPC_PATH = "/";
 /** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
@@ -106,12 +109,22 @@ export async function startFrontDaemon(config: Config, hostSocket: string): Prom
   const links = new Map<number, Pick<RelayedClient, "finished" | "terminate">>();
   let nextLinkId = 1;
   let handingOver = false;
+  /** Sockets on their way to the host: a daemon handing over waits for them (their 101 has gone out). */
+  const inFlight = new Set<Promise<void>>();
   const listener = await startListener(config, async (_log, quota) => {
     host = await attachHost(hostSocket);
     const client = host;
-    client.onClientEnd((linkId, how) => (how === "terminate" ? links.get(linkId)?.terminate() : links.get(linkId)?.finished()));
+    /** Adopted clients that went before the adopt reply was taken in (it may share a read with their end). */
+    const goneBeforeAdopted = new Set<number>();
+    client.onClientEnd((linkId, how) => {
+      const link = links.get(linkId);
+      if (!link && linkId < 0) goneBeforeAdopted.add(linkId);
+      else if (how === "terminate") link?.terminate();
+      else link?.finished();
+    });
     // Clients an earlier daemon handed over are still connected: they count against their quota here too.
     for (const adopted of (await client.request("adopt")) as AdoptedClient[]) {
+      if (goneBeforeAdopted.has(adopted.linkId)) continue;
       const closed = quota.opened(adopted.client);
       const gone = () => {
         closed();
@@ -129,10 +142,13 @@ export async function startFrontDaemon(config: Config, hostSocket: string): Prom
         if (canHandOver(upgraded)) {
           // The host owns the client from now on and says when it is gone.
           links.set(linkId, { finished: () => webSocket.ended(), terminate: () => webSocket.ended() });
-          handOver(upgraded, head, peer, linkId).catch((error: Error) => {
-            connectionLog.error({ err: error }, "cannot hand the client to the process host");
-            webSocket.ended();
-          });
+          const handing = handOver(upgraded, head, peer, linkId)
+            .catch((error: Error) => {
+              connectionLog.error({ err: error }, "cannot hand the client to the process host");
+              webSocket.ended();
+            })
+            .finally(() => inFlight.delete(handing));
+          inFlight.add(handing);
           return;
         }
         upgraded.once("close", () => webSocket.ended());
@@ -161,6 +177,7 @@ export async function startFrontDaemon(config: Config, hostSocket: string): Prom
       // clients see their sockets drop when this process exits, and resume there.
       handingOver = true;
       host!.detach();
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => setTimeout(resolve, HAND_OVER_WAIT_MS))]);
     },
   };
 }

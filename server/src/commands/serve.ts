@@ -60,8 +60,6 @@ export async function serveCommand(argv: string[]): Promise<void> {
   // Its default would kill the daemon; it means "hand over" only once a process host is attached.
   let onHandOver: () => void = () => daemon?.log.warn("SIGUSR2 hands the sessions over only to a process host (--process-host separate, once started); ignored");
   process.on("SIGUSR2", () => onHandOver());
-  // The host that forked this daemon holds the signals its launcher passed on until now.
-  if (hostSocket !== undefined) process.send?.({ kind: "ready" } satisfies FrontReady);
 
   if (isStdioListen(config.listen)) {
     const stdio = await (await import("../stdio-daemon.js")).startStdioDaemon(config);
@@ -97,5 +95,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
   if (argv.some((argument) => argument === "--token" || argument.startsWith("--token="))) {
     listening.log.warn("--token on the command line can be read by every user of this machine (ps, /proc/PID/cmdline); use EXECMUX_TOKEN or --token-file");
   }
+  // The host that forked this daemon holds the signals its launcher passed on until the daemon can act on them all.
+  if (hostSocket !== undefined) process.send?.({ kind: "ready" } satisfies FrontReady);
   process.stdout.write(`${listening.url}\n`);
 }

@@ -64,8 +64,9 @@ export function forkFront(command: FrontCommand, hostSocket: string, output: Fro
     // "close": after the last of its stdout and stderr.
     child.once("close", (code, signal) => end({ code, signal }));
   });
-  child.stdout!.on("data", (bytes: Buffer) => output.stdout(bytes));
-  splitLines(child.stderr!, (line) => output.stderrLine(line));
+  // Missing when the spawn failed before the child ran (EMFILE, say): "error" then reports it.
+  child.stdout?.on("data", (bytes: Buffer) => output.stdout(bytes));
+  if (child.stderr) splitLines(child.stderr, (line) => output.stderrLine(line));
   child.on("message", (message: unknown, handle: unknown) => {
     const sent = message as Partial<HandedClient> | Partial<FrontReady> | null;
     if (sent?.kind === "ready") return output.ready();

@@ -73,8 +73,10 @@ let launcherPid: number | undefined;
 let frontProcess: FrontProcess | undefined;
 /** The front's control link. */
 let front: Socket | undefined;
-/** The front let go of its control link while it still runs: it is handing over (SIGUSR2) and exits next. */
+/** The front was told to hand over (SIGUSR2), or let go of its control link while it still runs: it exits next. */
 let frontLeaving = false;
+/** Tells the running front to stop, as its launcher's SIGTERM would (held until it can act on it). */
+let stopFront: (() => void) | undefined;
 let attachedOnce = false;
 let ending: Promise<void> | undefined;
 /** The socket this host made (device and inode): another host's socket at the same path is never removed. */
@@ -163,11 +165,14 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
       startAsked = true;
       void start(JSON.parse(payload.toString()) as FrontCommand);
     }
-    if (kind !== FrameKind.Signal) return;
+    if (kind === FrameKind.Signal) passSignal(payload.toString());
+  };
+  /** Signals reach the front once it can act on them all (it is listening); until then they wait here. */
+  const passSignal = (signal: string) => {
+    if (!started || !ready) return void signals.push(signal);
     // A hand-over: the next launcher, started right after, waits for this front to go.
-    if (payload.toString() === "SIGUSR2") frontLeaving = true;
-    if (started && ready) started.signal(payload.toString());
-    else signals.push(payload.toString());
+    if (signal === "SIGUSR2") frontLeaving = true;
+    started.signal(signal);
   };
   socket.once("close", () => {
     hostLog.detach(socket);
@@ -182,18 +187,23 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
     await frontProcess?.exited;
     if (launcher !== socket || ending) return;
     frontLeaving = false;
+    stopFront = () => passSignal("SIGTERM");
     started = frontProcess = forkFront(command, socketPath!, {
       ready: () => {
         ready = true;
-        for (const signal of signals.splice(0)) started!.signal(signal);
+        for (const signal of signals.splice(0)) passSignal(signal);
       },
-      stdout: (bytes) => hostLog.stdout(bytes),
+      // Its URL line is its own launcher's (whose stdout carries nothing else); its log lines go wherever the host's go.
+      stdout: (bytes) => launcher === socket && hostLog.stdout(bytes),
       stderrLine: (line) => hostLog.write(line),
       client: (client, handed) => acceptClient(client, handed, Buffer.from(handed.head, "base64")),
       // A socket it could not take: the front frees its place in the quotas.
       refused: (linkId) => frontProcess === started && front?.write(encodeFrame(FrameKind.Closed, String(linkId))),
       exit: (how) => {
-        if (frontProcess === started) frontProcess = undefined;
+        if (frontProcess === started) {
+          frontProcess = undefined;
+          stopFront = undefined;
+        }
         // Its launcher exits as the front did, and a new one may attach at once; the host's lines wait for it.
         hostLog.detach(socket);
         if (launcher === socket) launcher = undefined;
@@ -315,6 +325,8 @@ function end(why: string, { dropClients = false } = {}): Promise<void> {
     clearInterval(aloneTimer);
     log.info({ why }, "the process host is stopping");
     server.close();
+    // A front still taking clients stops too (new WebSockets get 503), unless it is the one that asked.
+    stopFront?.();
     // Told why, as an in-process daemon's clients are; whoever is still there after the processes are gone is cut off.
     for (const socket of clientOwners.keys()) dropClients ? socket.terminate() : socket.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
     removeOwnSocket();
@@ -333,12 +345,17 @@ function end(why: string, { dropClients = false } = {}): Promise<void> {
  * its front did, and the port is free by then.
  */
 async function exitAfterFront(): Promise<void> {
-  const deadline = new Promise((resolve) => setTimeout(resolve, FRONT_EXIT_WAIT_MS).unref());
-  const told = launcher && new Promise((resolve) => launcher!.once("close", resolve));
-  frontProcess?.signal("SIGTERM"); // ignored by a front already stopping
-  await Promise.race([frontProcess?.exited, deadline]);
-  frontProcess?.kill();
-  await Promise.race([told, deadline]);
+  const within = (promise: Promise<unknown> | undefined, ms: number) => Promise.race([promise, new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+  const told = launcher && !launcher.destroyed ? new Promise((resolve) => launcher!.once("close", resolve)) : undefined;
+  stopFront?.(); // ignored by a front already stopping
+  await within(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
+  if (frontProcess) {
+    frontProcess.kill();
+    await within(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
+  }
+  // A launcher whose front never started hears it here; one whose front ended has had its Exit frame.
+  launcher?.end(encodeFrame(FrameKind.Exit, JSON.stringify({ code: 0, signal: null })));
+  await within(told, FRONT_EXIT_WAIT_MS);
   process.exit(0);
 }
 
