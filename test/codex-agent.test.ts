@@ -12,15 +12,20 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, onTestFailed, onTestFinished } from "vitest";
 import { runCodexAgent, type AgentRun } from "./helpers/codex-agent.js";
-import { startTestDaemon } from "./helpers/daemon.js";
+import { spawnDaemon } from "./helpers/cli.js";
 import { MockModel, type ModelReply, type ModelRequest, type Turn } from "./helpers/mock-model.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { startUpstreamExecServer } from "./helpers/upstream.js";
 import { WsTap } from "./helpers/ws-tap.js";
 
+/**
+ * Both as a user starts them, each with a scratch HOME: the agent runs its
+ * commands in login shells, which would otherwise read this machine's own
+ * profile (and wait on whatever it waits on).
+ */
 const execServers = {
   upstream: async () => (await startUpstreamExecServer()).url,
-  execmux: async () => (await startTestDaemon()).url,
+  execmux: async () => (await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn"], { HOME: scratchDirectory("agent-execmux-home") })).url,
 };
 
 interface AgentSession {

@@ -28,8 +28,13 @@ import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "../server/d
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 const reconnect = { initialDelayMs: 5, maxDelayMs: 100, giveUpAfterMs: 60_000 };
 
-/** Prints LINES numbered lines, one every millisecond or so: long enough to be cut mid-stream. */
-const PRINTER = '$| = 1; my ($name, $lines) = @ARGV; for my $i (1 .. $lines) { print "$name line $i\\n"; select(undef, undef, undef, 0.001) }';
+/**
+ * Prints LINES numbered lines, one every millisecond or so (long enough to be
+ * cut mid-stream), then exits once the file GO exists: a slow machine cannot
+ * make it finish before the test has looked at it.
+ */
+const PRINTER =
+  '$| = 1; my ($name, $lines, $go) = @ARGV; for my $i (1 .. $lines) { print "$name line $i\\n"; select(undef, undef, undef, 0.001) } select(undef, undef, undef, 0.01) until -e $go';
 const LINES = 1500;
 const expected = (name: string, tty: boolean) =>
   Array.from({ length: LINES }, (_, index) => `${name} line ${index + 1}${tty ? "\r\n" : "\n"}`).join("");
@@ -108,7 +113,8 @@ describe("a daemon restart", () => {
     client.on("disconnected", () => disconnected++);
 
     const names = Array.from({ length: 24 }, (_, index) => `p${index}`);
-    const handles = await Promise.all(names.map((name, index) => client.start({ argv: ["perl", "-e", PRINTER, name, String(LINES)], tty: index % 2 === 1 })));
+    const go = join(scratchDirectory("process-host-go"), "go");
+    const handles = await Promise.all(names.map((name, index) => client.start({ argv: ["perl", "-e", PRINTER, name, String(LINES), go], tty: index % 2 === 1 })));
     const results = handles.map(collect);
     const pidsBefore = await pidsOf(client);
     await Promise.all(handles.map(firstOutput));
@@ -126,6 +132,7 @@ describe("a daemon restart", () => {
     expect(hostOf(daemon.child.pid!)).toBeUndefined();
     expect(frontOf(host)).not.toBe(front);
 
+    writeFileSync(go, "");
     const finished = await Promise.all(results);
     finished.forEach((result, index) => {
       const name = names[index]!;
@@ -149,7 +156,9 @@ describe("a daemon restart", () => {
     let daemon = await spawnDaemon(command);
     const host = hostOf(daemon.child.pid!)!;
     const client = await connect(daemon.url, { reconnect });
-    const handle = await client.start({ argv: ["perl", "-e", PRINTER, "only", String(LINES)] });
+    const go = join(scratchDirectory("process-host-go"), "go");
+    writeFileSync(go, ""); // only the output matters here
+    const handle = await client.start({ argv: ["perl", "-e", PRINTER, "only", String(LINES), go] });
     const result = collect(handle);
     await firstOutput(handle);
 
