@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, onTestFailed, onTestFinished } from "vitest";
 import { runCodexAgent } from "./helpers/codex-agent.js";
-import { startTestDaemon } from "./helpers/daemon.js";
+import { spawnDaemon } from "./helpers/cli.js";
 import { MockModel, type ModelReply, type Turn } from "./helpers/mock-model.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WsTap } from "./helpers/ws-tap.js";
@@ -27,7 +27,9 @@ describe("the Codex agent in workspace-write mode with execmux", () => {
     // Outside every writable root of the profile (/tmp is one).
     const outside = mkdtempSync("/var/tmp/execmux-agent-outside-");
     onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
-    const tap = await WsTap.start((await startTestDaemon()).url);
+    // A scratch HOME, as in codex-agent.test.ts: the agent's login shells do not read this machine's profile.
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn"], { HOME: scratchDirectory("agent-sandbox-home") });
+    const tap = await WsTap.start(daemon.url);
     const patch = [
       "*** Begin Patch",
       "*** Update File: greeting.txt",
