@@ -24,6 +24,7 @@ import type { AdoptedClient } from "./host/host-protocol.js";
 import type { Metrics } from "./metrics.js";
 import type { PeerDescription } from "./rpc/connection.js";
 import type { Runtime } from "./runtime.js";
+import { settleWithin } from "./settle-within.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
 
@@ -106,7 +107,7 @@ function inProcessBackend(runtime: Runtime): Backend {
 export async function startFrontDaemon(config: Config, hostSocket: string): Promise<FrontDaemon> {
   let host: HostClient | undefined;
   /** Each client by its number, for what the host says of it over the control link. */
-  const links = new Map<number, Pick<RelayedClient, "finished" | "terminate">>();
+  const links = new Map<number, RelayedClient>();
   let nextLinkId = 1;
   let handingOver = false;
   /** Sockets on their way to the host: a daemon handing over waits for them (their 101 has gone out). */
@@ -177,7 +178,7 @@ export async function startFrontDaemon(config: Config, hostSocket: string): Prom
       // clients see their sockets drop when this process exits, and resume there.
       handingOver = true;
       host!.detach();
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => setTimeout(resolve, HAND_OVER_WAIT_MS))]);
+      await settleWithin(Promise.allSettled([...inFlight]), HAND_OVER_WAIT_MS);
     },
   };
 }

@@ -1,4 +1,4 @@
-export { startDaemon, startFrontDaemon, type Daemon, type FrontDaemon } from "./daemon.js";
+export { startDaemon, type Daemon } from "./daemon.js";
 export { loadConfig, ConfigSchema, configMarkdownTable, type Config, ConfigError } from "./config.js";
 export { poisonReturnedSlabs } from "./process/slab-pool.js";
 export {

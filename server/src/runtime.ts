@@ -22,10 +22,9 @@ export interface Runtime {
   connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
   /**
    * A client's WebSocket, authorized, now speaks JSON-RPC to the sessions
-   * (and counts as a connection while open). `beforeTerminate`: the daemon
-   * in front of the socket (a process host's front) is told first when it is dropped.
+   * (and counts as a connection while open).
    */
-  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger, beforeTerminate?: () => void): void;
+  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger): void;
   /** Terminates every process tree (SIGTERM, a grace period, SIGKILL) and stops the spawner. */
   close(): Promise<void>;
 }
@@ -77,10 +76,10 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     metrics,
     spawner,
     connectionDeps,
-    serveWebSocket: (socket, peer, connectionLog, beforeTerminate) => {
+    serveWebSocket: (socket, peer, connectionLog) => {
       metrics.connections.inc();
       socket.once("close", () => metrics.connections.dec());
-      new Connection(new WebSocketTransport(socket, beforeTerminate), connectionDeps(connectionLog), peer);
+      new Connection(new WebSocketTransport(socket), connectionDeps(connectionLog), peer);
     },
     close: async () => {
       await terminateEverything(registry, config.killGraceMs);

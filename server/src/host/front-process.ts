@@ -6,16 +6,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { Socket } from "node:net";
-import { FRONT_ENV, type FrontCommand, type FrontReady, type HandedClient } from "./host-protocol.js";
+import { FRONT_ENV, PASSED_ON_SIGNALS, type FrontCommand, type FrontExit, type FrontReady, type HandedClient } from "./host-protocol.js";
 
 /** A front's log line longer than this is cut (the rest goes on the next line): the host holds no more of one. */
 const MAX_LINE_BYTES = 64 * 1024;
 /** What a launcher may ask to send the front. */
-const SIGNALS = new Set<string>(["SIGTERM", "SIGINT", "SIGHUP", "SIGUSR2"]);
+const SIGNALS = new Set<string>(PASSED_ON_SIGNALS);
 
 export interface FrontOutput {
-  /** Its signal handlers are in: a signal passed on now is handled, not fatal. */
-  ready(): void;
   stdout(bytes: Buffer): void;
   /** One whole line (newline included) of the front's stderr. */
   stderrLine(line: Buffer): void;
@@ -23,12 +21,17 @@ export interface FrontOutput {
   client(socket: Socket, handed: HandedClient): void;
   /** A socket that came with a message this host cannot use: closed, and the front told by its number. */
   refused(linkId: number): void;
-  exit(how: { code: number | null; signal: NodeJS.Signals | null }): void;
+  exit(how: FrontExit): void;
 }
 
 export interface FrontProcess {
   readonly pid: number | undefined;
   readonly exited: Promise<void>;
+  /**
+   * Passes a signal the launcher passed on (or the host's own stop). Held
+   * until the front says it is ready (it listens, its handlers are in): before
+   * that, a signal's default action would kill it instead of stopping it.
+   */
   signal(name: string): void;
   kill(): void;
 }
@@ -49,9 +52,11 @@ export function forkFront(command: FrontCommand, hostSocket: string, output: Fro
     });
     return { pid: undefined, exited: Promise.resolve(), signal: () => undefined, kill: () => undefined };
   }
+  let ready = false;
+  const waiting: string[] = [];
   const exited = new Promise<void>((resolve) => {
     let done = false;
-    const end = (how: { code: number | null; signal: NodeJS.Signals | null }) => {
+    const end = (how: FrontExit) => {
       if (done) return;
       done = true;
       output.exit(how);
@@ -69,7 +74,11 @@ export function forkFront(command: FrontCommand, hostSocket: string, output: Fro
   if (child.stderr) splitLines(child.stderr, (line) => output.stderrLine(line));
   child.on("message", (message: unknown, handle: unknown) => {
     const sent = message as Partial<HandedClient> | Partial<FrontReady> | null;
-    if (sent?.kind === "ready") return output.ready();
+    if (sent?.kind === "ready") {
+      ready = true;
+      for (const name of waiting.splice(0)) child.kill(name as NodeJS.Signals);
+      return;
+    }
     if (!(handle instanceof Socket)) return;
     const handed = sent as Partial<HandedClient>;
     if (handed.kind === "client" && typeof handed.head === "string" && Number.isInteger(handed.linkId)) return output.client(handle, handed as HandedClient);
@@ -80,7 +89,9 @@ export function forkFront(command: FrontCommand, hostSocket: string, output: Fro
     pid: child.pid,
     exited,
     signal: (name) => {
-      if (SIGNALS.has(name)) child.kill(name as NodeJS.Signals);
+      if (!SIGNALS.has(name)) return;
+      if (ready) child.kill(name as NodeJS.Signals);
+      else waiting.push(name);
     },
     kill: () => child.kill("SIGKILL"),
   };

@@ -24,9 +24,10 @@ import {
   stateDirectory,
   type ControlMethod,
   type ControlReply,
+  type FrontExit,
   type Hello,
 } from "./host-protocol.js";
-import { encodeFrame, FrameKind, FrameReader } from "./link-frames.js";
+import { encodeFrame, FrameKind, readFrames } from "./link-frames.js";
 
 const HOST_MAIN = fileURLToPath(new URL("./host-main.js", import.meta.url));
 /** How long a new host may take to listen (it starts its spawner first). */
@@ -201,7 +202,7 @@ export interface LinkEvents {
   /** Bytes the front wrote on its stdout. */
   stdout?(bytes: Buffer): void;
   /** How the front ended: the last frame on a launcher link. */
-  exit?(how: { code: number | null; signal: NodeJS.Signals | null }): void;
+  exit?(how: FrontExit): void;
   reply?(reply: ControlReply): void;
   /** A client link is done with, or must be dropped at once (its own link may be paused behind data). */
   clientEnd?(linkId: number, how: "closed" | "terminate"): void;
@@ -211,14 +212,15 @@ export interface LinkEvents {
 function readLink(socket: Socket, events: LinkEvents): Promise<Hello> {
   return new Promise((resolve, reject) => {
     let greeted = false;
-    const reader = new FrameReader(HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
+    // A host that sends garbage is as good as gone: its link is closed.
+    readFrames(socket, Buffer.alloc(0), HOST_FRAME_LIMIT_BYTES, (kind, payload) => {
       switch (kind) {
         case FrameKind.Log:
           return events.log?.(payload);
         case FrameKind.Stdout:
           return events.stdout?.(payload);
         case FrameKind.Exit:
-          return events.exit?.(JSON.parse(payload.toString()) as { code: number | null; signal: NodeJS.Signals | null });
+          return events.exit?.(JSON.parse(payload.toString()) as FrontExit);
         case FrameKind.Terminate:
           return events.clientEnd?.(Number(payload.toString()), "terminate");
         case FrameKind.Closed:
@@ -230,13 +232,6 @@ function readLink(socket: Socket, events: LinkEvents): Promise<Hello> {
         return resolve(body);
       }
       if (kind === FrameKind.Reply) (greeted ? (reply: ControlReply) => events.reply?.(reply) : (reply: ControlReply) => reject(new Error(reply.error)))(body);
-    });
-    socket.on("data", (chunk: Buffer) => {
-      try {
-        reader.push(chunk);
-      } catch {
-        socket.destroy(); // a host that sends garbage is as good as gone
-      }
     });
     socket.once("close", () => greeted || reject(new Error("the process host closed the link before it said hello")));
   });

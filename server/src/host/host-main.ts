@@ -8,7 +8,7 @@
  * link of their own. When the front or the launcher dies (a crash, SIGKILL,
  * an upgrade) the host and every process keep running, and the next
  * `execmux serve` with the same command finds this host and carries on.
- * Clients reconnect and resume with their cursors, as after any network drop.
+ * Plain clients keep their connection (this process holds it); TLS clients reconnect and resume with their cursors.
  *
  * It ends when told to (the front's shutdown, or SIGTERM), or once no daemon
  * is attached and no session is left (they expire like any detached
@@ -24,9 +24,10 @@ import { HostLog } from "./host-log.js";
 import { agreedVersion, HOST_CONFIG_ENV, HOST_PRIVATE_ENV, HOST_SOCKET_ENV, shareableConfig, LINK_VERSION, MIN_LINK_VERSION, type ControlReply, type AdoptedClient, type ControlRequest, type FrontCommand, type Hello } from "./host-protocol.js";
 import { WebSocketServer, type WebSocket } from "ws";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "../transport/websocket-transport.js";
-import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "./link-frames.js";
+import { encodeFrame, FrameKind, readFirstFrame, readFrames } from "./link-frames.js";
 import { webSocketOverLink } from "./link-websocket.js";
 import { forkFront, type FrontProcess } from "./front-process.js";
+import { settleWithin } from "../settle-within.js";
 
 const socketPath = process.env[HOST_SOCKET_ENV];
 const configText = process.env[HOST_CONFIG_ENV];
@@ -75,8 +76,6 @@ let frontProcess: FrontProcess | undefined;
 let front: Socket | undefined;
 /** The front was told to hand over (SIGUSR2), or let go of its control link while it still runs: it exits next. */
 let frontLeaving = false;
-/** Tells the running front to stop, as its launcher's SIGTERM would (held until it can act on it). */
-let stopFront: (() => void) | undefined;
 let attachedOnce = false;
 let ending: Promise<void> | undefined;
 /** The socket this host made (device and inode): another host's socket at the same path is never removed. */
@@ -88,8 +87,6 @@ interface ClientOwner {
   readonly client: string | undefined;
 }
 const clientOwners = new Map<WebSocket, ClientOwner>();
-/** Numbers handed out by adoptClients so far: each front's count of adopted clients goes on from there. */
-let adoptedBefore = 0;
 /** The frame limits and defaults ws gives an in-process daemon's clients. */
 const webSocketOptions = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes }).options;
 const startedAt = Date.now();
@@ -142,7 +139,7 @@ function refuse(socket: Socket, reason: string): void {
 async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promise<void> {
   // A front that let go of this host (SIGUSR2) is on its way out: the next launcher waits for it rather than being refused.
   if (launcher && frontLeaving) {
-    await Promise.race([frontProcess?.exited, new Promise((resolve) => setTimeout(resolve, FRONT_EXIT_WAIT_MS))]);
+    await settleWithin(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
     if (socket.destroyed) return; // it gave up meanwhile
   }
   if (launcher || ending) {
@@ -157,22 +154,20 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
   log.info({ launcher: hello.pid }, "an execmux serve attached to the process host");
   let started: FrontProcess | undefined;
   let startAsked = false;
-  /** Signals passed on before the front could take them (not forked yet, or its handlers not in yet). */
-  const signals: string[] = [];
-  let ready = false;
+  /** Signals passed on before the front is forked (the last one still holds the port). */
+  const early: string[] = [];
+  const passSignal = (signal: string) => {
+    if (!started) return void early.push(signal);
+    // A hand-over: the next launcher, started right after, waits for this front to go.
+    if (signal === "SIGUSR2") frontLeaving = true;
+    started.signal(signal);
+  };
   const onFrame = (kind: FrameKind, payload: Buffer) => {
     if (kind === FrameKind.Start && !startAsked) {
       startAsked = true;
       void start(JSON.parse(payload.toString()) as FrontCommand);
     }
     if (kind === FrameKind.Signal) passSignal(payload.toString());
-  };
-  /** Signals reach the front once it can act on them all (it is listening); until then they wait here. */
-  const passSignal = (signal: string) => {
-    if (!started || !ready) return void signals.push(signal);
-    // A hand-over: the next launcher, started right after, waits for this front to go.
-    if (signal === "SIGUSR2") frontLeaving = true;
-    started.signal(signal);
   };
   socket.once("close", () => {
     hostLog.detach(socket);
@@ -187,23 +182,15 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
     await frontProcess?.exited;
     if (launcher !== socket || ending) return;
     frontLeaving = false;
-    stopFront = () => passSignal("SIGTERM");
     started = frontProcess = forkFront(command, socketPath!, {
-      ready: () => {
-        ready = true;
-        for (const signal of signals.splice(0)) passSignal(signal);
-      },
       // Its URL line is its own launcher's (whose stdout carries nothing else); its log lines go wherever the host's go.
       stdout: (bytes) => launcher === socket && hostLog.stdout(bytes),
       stderrLine: (line) => hostLog.write(line),
       client: (client, handed) => acceptClient(client, handed, Buffer.from(handed.head, "base64")),
       // A socket it could not take: the front frees its place in the quotas.
-      refused: (linkId) => frontProcess === started && front?.write(encodeFrame(FrameKind.Closed, String(linkId))),
+      refused: (linkId) => front?.write(encodeFrame(FrameKind.Closed, String(linkId))),
       exit: (how) => {
-        if (frontProcess === started) {
-          frontProcess = undefined;
-          stopFront = undefined;
-        }
+        frontProcess = undefined;
         // Its launcher exits as the front did, and a new one may attach at once; the host's lines wait for it.
         hostLog.detach(socket);
         if (launcher === socket) launcher = undefined;
@@ -213,24 +200,14 @@ async function acceptLauncher(socket: Socket, hello: Hello, rest: Buffer): Promi
         if (privateHost && !ending) endAndExit("its daemon is gone, and no other can find this host", { dropClients: true });
       },
     });
+    for (const signal of early.splice(0)) passSignal(signal);
   };
-  readFrames(socket, rest, LAUNCHER_FRAME_LIMIT_BYTES, "an execmux serve", onFrame);
+  readFrames(socket, rest, LAUNCHER_FRAME_LIMIT_BYTES, onFrame, malformed("an execmux serve"));
 }
 
-/** Reads a link's frames, from the bytes that came with its hello on; a malformed one closes the link (and nothing else). */
-function readFrames(socket: Socket, rest: Buffer, limit: number, who: string, onFrame: (kind: FrameKind, payload: Buffer) => void): void {
-  const reader = new FrameReader(limit, onFrame);
-  const read = (chunk: Buffer) => {
-    try {
-      reader.push(chunk);
-    } catch (error) {
-      log.error({ err: error }, `${who} sent a malformed frame; its link is closed`);
-      socket.destroy();
-    }
-  };
-  read(rest);
-  socket.on("data", read);
-  socket.resume();
+/** Logs why a link is closed for a malformed frame. */
+function malformed(who: string): (error: unknown) => void {
+  return (error) => log.error({ err: error }, `${who} sent a malformed frame; its link is closed`);
 }
 
 /** The control link of the front this host forked (none other may attach). */
@@ -247,7 +224,7 @@ function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
     if (ending) return;
     log.warn({ sessions: runtime.registry.size }, "the daemon left the process host; sessions keep running until one attaches again or they expire");
   });
-  readFrames(socket, rest, HELLO_LIMIT_BYTES, "the daemon", (kind, payload) => {
+  readFrames(socket, rest, HELLO_LIMIT_BYTES, (kind, payload) => {
     if (kind !== FrameKind.Request) return;
     const request = JSON.parse(payload.toString()) as ControlRequest;
     const reply = (body: Omit<ControlReply, "id">) => {
@@ -261,7 +238,7 @@ function acceptFront(socket: Socket, hello: Hello, rest: Buffer): void {
       },
       (error: Error) => reply({ error: error.message }),
     );
-  });
+  }, malformed("the daemon"));
 }
 
 async function answer(request: ControlRequest): Promise<unknown> {
@@ -288,10 +265,9 @@ function adoptClients(): AdoptedClient[] {
   for (const owner of clientOwners.values()) {
     if (owner.openedBy === front || owner.client === undefined) continue;
     owner.openedBy = front;
-    owner.linkId = -(adopted.length + 1 + adoptedBefore);
+    owner.linkId = -(adopted.length + 1);
     adopted.push({ linkId: owner.linkId, client: owner.client });
   }
-  adoptedBefore += adopted.length;
   return adopted;
 }
 
@@ -303,16 +279,16 @@ function acceptClient(link: Socket, hello: Pick<Hello, "peer" | "linkId">, head:
   // the front would never read the link's end: the end travels beside it, on
   // the control link of the front that counts the client (its numbers are its own).
   const owner: ClientOwner = { openedBy: front, linkId: hello.linkId, client: hello.peer?.client };
-  const tellFront = (kind: FrameKind) => {
-    if (owner.linkId !== undefined && front && front === owner.openedBy) front.write(encodeFrame(kind, String(owner.linkId)));
-  };
   socket.on("error", (error) => onClientSocketError(error, socket, log));
   clientOwners.set(socket, owner);
-  socket.once("close", () => {
+  socket.once("close", (code) => {
     clientOwners.delete(socket);
-    tellFront(FrameKind.Closed);
+    // 1006: no close frame went through (ws terminated the socket: it stopped answering, or would not finish
+    // closing), so the front drops it now; after a close handshake, what is queued may still flush.
+    const kind = code === 1006 ? FrameKind.Terminate : FrameKind.Closed;
+    if (owner.linkId !== undefined && front && front === owner.openedBy) front.write(encodeFrame(kind, String(owner.linkId)));
   });
-  runtime.serveWebSocket(socket, hello.peer ?? { transport: "websocket" }, log, () => tellFront(FrameKind.Terminate));
+  runtime.serveWebSocket(socket, hello.peer ?? { transport: "websocket" }, log);
 }
 
 /**
@@ -325,8 +301,8 @@ function end(why: string, { dropClients = false } = {}): Promise<void> {
     clearInterval(aloneTimer);
     log.info({ why }, "the process host is stopping");
     server.close();
-    // A front still taking clients stops too (new WebSockets get 503), unless it is the one that asked.
-    stopFront?.();
+    // A front still taking clients stops too (new WebSockets get 503); the one that asked ignores it.
+    frontProcess?.signal("SIGTERM");
     // Told why, as an in-process daemon's clients are; whoever is still there after the processes are gone is cut off.
     for (const socket of clientOwners.keys()) dropClients ? socket.terminate() : socket.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
     removeOwnSocket();
@@ -340,22 +316,20 @@ function end(why: string, { dropClients = false } = {}): Promise<void> {
 }
 
 /**
- * Exits once the front is gone (told to stop, if it is not stopping yet)
- * and its launcher heard how it ended, each bounded: a launcher exits as
- * its front did, and the port is free by then.
+ * Exits once the front is gone (end() told it to stop; it is killed if it
+ * does not) and its launcher heard how it ended, each bounded: a launcher
+ * exits as its front did, and the port is free by then.
  */
 async function exitAfterFront(): Promise<void> {
-  const within = (promise: Promise<unknown> | undefined, ms: number) => Promise.race([promise, new Promise((resolve) => setTimeout(resolve, ms).unref())]);
   const told = launcher && !launcher.destroyed ? new Promise((resolve) => launcher!.once("close", resolve)) : undefined;
-  stopFront?.(); // ignored by a front already stopping
-  await within(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
+  await settleWithin(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
   if (frontProcess) {
     frontProcess.kill();
-    await within(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
+    await settleWithin(frontProcess?.exited, FRONT_EXIT_WAIT_MS);
   }
   // A launcher whose front never started hears it here; one whose front ended has had its Exit frame.
   launcher?.end(encodeFrame(FrameKind.Exit, JSON.stringify({ code: 0, signal: null })));
-  await within(told, FRONT_EXIT_WAIT_MS);
+  await settleWithin(told, FRONT_EXIT_WAIT_MS);
   process.exit(0);
 }
 

@@ -42,6 +42,15 @@ export interface FrontCommand {
   readonly env: Readonly<Record<string, string>>;
 }
 
+/** The signals a daemon answers (stop, reload tokens, hand over): `execmux serve` passes them on to its front. */
+export const PASSED_ON_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGUSR2"] as const;
+
+/** How a front ended, as its launcher is told (the last frame on its link). */
+export interface FrontExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
 /** In a front's environment, the socket of the process host that forked it (with an IPC channel to hand sockets over). */
 export const FRONT_ENV = "EXECMUX_FRONT_OF_HOST";
 

@@ -16,11 +16,8 @@ import { constants } from "node:os";
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { connectHost, greetHost } from "./host-client.js";
-import { settingsNotApplied, type FrontCommand } from "./host-protocol.js";
+import { PASSED_ON_SIGNALS, settingsNotApplied, type FrontCommand, type FrontExit } from "./host-protocol.js";
 import { encodeFrame, FrameKind } from "./link-frames.js";
-
-/** The signals a daemon answers (stop, reload tokens, hand over): passed on to the front. */
-const PASSED_ON = ["SIGTERM", "SIGINT", "SIGHUP", "SIGUSR2"] as const;
 
 export async function runLauncher(config: Config, argv: readonly string[]): Promise<void> {
   const log = createLogger(config);
@@ -28,7 +25,7 @@ export async function runLauncher(config: Config, argv: readonly string[]): Prom
   const pending: string[] = [];
   let send: (signal: string) => void = (signal) => void pending.push(signal);
   const stopSignals = new Set<string>();
-  for (const signal of PASSED_ON) {
+  for (const signal of PASSED_ON_SIGNALS) {
     process.on(signal, () => {
       if (signal !== "SIGHUP") stopSignals.add(signal);
       send(signal);
@@ -46,7 +43,7 @@ export async function runLauncher(config: Config, argv: readonly string[]): Prom
     env: Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
   };
   // Set by the link's last frame (a holder: the compiler cannot see a callback assign a variable).
-  const outcome: { ended?: { code: number | null; signal: NodeJS.Signals | null } } = {};
+  const outcome: { ended?: FrontExit } = {};
   const host = await greetHost(
     socket,
     path,

@@ -6,6 +6,7 @@
  * opens with one Hello frame; after it come the client's WebSocket bytes as
  * they are, both ways: the front relays them, the host parses them.
  */
+import type { Socket } from "node:net";
 
 export const enum FrameKind {
   /** First frame of every link, JSON: who is speaking and which link versions it understands. */
@@ -105,6 +106,32 @@ export class FrameReader {
       this.pendingBytes = rest.length;
     }
   }
+}
+
+/**
+ * Reads a link's frames from `first` (what came after its hello) on, as
+ * they arrive. A malformed frame, or a handler that throws on one, closes
+ * the link (and nothing else), after `onMalformed` heard why.
+ */
+export function readFrames(
+  socket: Socket,
+  first: Buffer,
+  maxFrameBytes: number,
+  onFrame: (kind: FrameKind, payload: Buffer) => void,
+  onMalformed: (error: unknown) => void = () => undefined,
+): void {
+  const reader = new FrameReader(maxFrameBytes, onFrame);
+  const read = (chunk: Buffer) => {
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      onMalformed(error);
+      socket.destroy();
+    }
+  };
+  read(first);
+  socket.on("data", read);
+  socket.resume();
 }
 
 /**

@@ -32,21 +32,14 @@ export class WebSocketTransport implements MessageTransport {
   readonly carriesBinary = true;
   readonly liveness: Liveness;
 
-  /** `beforeTerminate`: the daemon in front of the socket is told first (a process host's front, which counts it). */
-  constructor(
-    private readonly socket: WebSocket,
-    beforeTerminate?: () => void,
-  ) {
+  constructor(private readonly socket: WebSocket) {
     this.liveness = {
       ping: () => socket.ping(),
       onSignOfLife: (listener) => {
         socket.on("pong", () => listener());
         socket.on("message", () => listener());
       },
-      terminate: () => {
-        beforeTerminate?.();
-        socket.terminate();
-      },
+      terminate: () => socket.terminate(),
     };
   }
 
