@@ -61,9 +61,9 @@ describe("every execmux process SIGKILLed at once", () => {
     const spawner = spawnerOf(daemon.pid)!;
     const everything = descendants(daemon.pid);
     expect(everything).toContain(spawner);
-    const execmux = [daemon.pid, ...everything.filter((pid) => /spawner-main|host-main/.test(read(`/proc/${pid}/cmdline`)))];
-    // The daemon, its process host, the perl that made the namespace, its init and the spawner.
-    expect(execmux).toHaveLength(5);
+    const execmux = [daemon.pid, ...everything.filter((pid) => /spawner-main|host-main|cli\.js\x00serve/.test(read(`/proc/${pid}/cmdline`)))];
+    // `execmux serve`, its process host, the daemon on the port the host forked, the perl that made the namespace, its init and the spawner.
+    expect(execmux).toHaveLength(6);
     const sleeps = everything.filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
     expect(sleeps).toHaveLength(2);
     // Both grandchildren left their parent's session.

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient } from "@execmux/client";
 import { spawnDaemon } from "./helpers/cli.js";
 import { INSPECTABLE_ENV, liveHeapBytes } from "./helpers/live-heap.js";
-import { childrenOf, daemonResidentBytes, hostOf, isRunning, spawnerOf } from "./helpers/procfs.js";
+import { childrenOf, daemonResidentBytes, frontOf, hostOf, isRunning, spawnerOf } from "./helpers/procfs.js";
 
 const TOTAL = 10_000;
 const WORKERS = 16;
@@ -50,10 +50,12 @@ describe("soak", () => {
   it(`runs ${TOTAL} processes and leaves nothing behind`, async () => {
     const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--closed-retention-ms", String(RETENTION_MS), "--kill-grace-ms", "200"], INSPECTABLE_ENV);
     const daemonPid = daemon.child.pid!;
-    // The sessions live in the process host `execmux serve` started; both processes are watched.
+    // The sessions live in the process host `execmux serve` started, which forked the daemon on the port: all three are watched.
     const hostPid = hostOf(daemonPid)!;
     expect(hostPid).toBeDefined();
-    const fds = () => fdCount(daemonPid) + fdCount(hostPid);
+    const frontPid = frontOf(hostPid)!;
+    expect(frontPid).toBeDefined();
+    const fds = () => fdCount(daemonPid) + fdCount(hostPid) + fdCount(frontPid);
     const clients = await Promise.all(Array.from({ length: WORKERS }, () => connect(daemon.url, { reconnect: { initialDelayMs: 10 } })));
     const grandchildren: number[] = [];
     let next = 0;

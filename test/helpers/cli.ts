@@ -20,8 +20,8 @@ export interface RunningDaemon {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `execmux serve` and resolves once it printed its URL. */
-export async function spawnDaemon(args: string[] = ["--listen", "ws://127.0.0.1:0"], env: NodeJS.ProcessEnv = {}): Promise<RunningDaemon> {
+/** Starts `execmux serve` (killed after the test if still running), without waiting for anything. */
+export function launchServe(args: string[], env: NodeJS.ProcessEnv = {}): Omit<RunningDaemon, "url" | "stdoutLines"> {
   const child = spawn(process.execPath, [CLI, "serve", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   started.add(child);
   let stderr = "";
@@ -29,6 +29,12 @@ export async function spawnDaemon(args: string[] = ["--listen", "ws://127.0.0.1:
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
+  return { child, stderr: () => stderr, exited };
+}
+
+/** Starts `execmux serve` and resolves once it printed its URL. */
+export async function spawnDaemon(args: string[] = ["--listen", "ws://127.0.0.1:0"], env: NodeJS.ProcessEnv = {}): Promise<RunningDaemon> {
+  const { child, stderr, exited } = launchServe(args, env);
   const stdoutLines: string[] = [];
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
@@ -36,9 +42,9 @@ export async function spawnDaemon(args: string[] = ["--listen", "ws://127.0.0.1:
       stdoutLines.push(line);
       resolve(line);
     });
-    void exited.then(({ code }) => reject(new Error(`daemon exited (${code}) before printing its URL: ${stderr}`)));
+    void exited.then(({ code }) => reject(new Error(`daemon exited (${code}) before printing its URL: ${stderr()}`)));
   });
-  return { child, url, stdoutLines, stderr: () => stderr, exited };
+  return { child, url, stdoutLines, stderr, exited };
 }
 
 /** Runs the CLI to completion (in `cwd` if given), with `input` on its stdin when given (otherwise /dev/null). */
