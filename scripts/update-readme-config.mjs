@@ -7,7 +7,8 @@ const path = new URL("../README.md", import.meta.url);
 const readme = readFileSync(path, "utf8");
 const updated = readme.replace(
   /(<!-- config-table:start -->\n)[\s\S]*?(\n<!-- config-table:end -->)/,
-  `$1${configMarkdownTable()}$2`,
+  // A function, so a "$$" in a description is not read as a replacement pattern.
+  (_, start, end) => `${start}${configMarkdownTable()}${end}`,
 );
 writeFileSync(path, updated);
 console.log(updated === readme ? "README config table already up to date" : "README config table updated");

@@ -11,7 +11,7 @@ import type { Daemon } from "@execmux/server";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { spawnDaemon } from "./helpers/cli.js";
 import { httpUrl } from "./helpers/http.js";
-import { isRunning, daemonResidentBytes, spawnerOf } from "./helpers/procfs.js";
+import { isRunning, daemonResidentBytes, hostPidOf, spawnerOf } from "./helpers/procfs.js";
 import { WireClient, b64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -96,12 +96,12 @@ describe("terminate, expiry and shutdown", () => {
       await start(client, "held", ["sh", "-c", "setsid sh -c 'echo $$; exec sleep 600' & wait"]);
       const pids = [] as number[];
       await vi.waitUntil(() => /^\d+$/m.test(client.output("held")), { timeout: 20_000 });
-      pids.push(Number(client.output("held").trim()));
+      pids.push(hostPidOf(Number(client.output("held").trim())));
       if (containment === "cgroup") {
         // ...and one whose parent is gone (double fork): only a cgroup still knows it.
         await start(client, "orphan", ["sh", "-c", "setsid sh -c 'sleep 600 & echo $!' ; sleep 600"]);
         await vi.waitUntil(() => /^\d+$/m.test(client.output("orphan")), { timeout: 20_000 });
-        pids.push(Number(client.output("orphan").trim()));
+        pids.push(hostPidOf(Number(client.output("orphan").trim())));
       }
       // Many processes at once: shutdown is a batch, not a scan per process.
       for (let index = 0; index < 100; index++) await start(client, `s${index}`, ["sleep", "600"]);

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
 import { runCli, spawnDaemon } from "./helpers/cli.js";
-import { isRunning, spawnerOf } from "./helpers/procfs.js";
+import { hostPidOf, isRunning, spawnerOf } from "./helpers/procfs.js";
 
 describe("execmux serve", () => {
   it("prints exactly one ws:// line with the bound port on stdout and logs JSON to stderr", async () => {
@@ -42,7 +42,7 @@ describe("execmux serve", () => {
           if (seen.includes("\n")) resolve(seen);
         });
       });
-      pids.push(...line.trim().split(/\s+/).map(Number));
+      pids.push(...line.trim().split(/\s+/).map((pid) => hostPidOf(Number(pid), daemon.child.pid)));
     }
     expect(pids).toHaveLength(4);
     expect(pids.every(isRunning)).toBe(true);
@@ -55,7 +55,7 @@ describe("execmux serve", () => {
     const daemon = await spawnDaemon();
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 300"] });
-    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
     expect(isRunning(pid)).toBe(true);
     daemon.child.kill("SIGKILL");
     await daemon.exited;
@@ -68,7 +68,7 @@ describe("execmux serve", () => {
       const daemon = await spawnDaemon();
       const client = await connect(daemon.url, { reconnect: false });
       const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 300"] });
-      const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+      const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
       const spawner = spawnerOf(daemon.child.pid!)!;
       expect(spawner).toBeDefined();
       process.kill(spawner, signal);

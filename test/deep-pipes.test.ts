@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
 import { startTestDaemon } from "./helpers/daemon.js";
+import { hostPidOf } from "./helpers/procfs.js";
 
 const F_GETPIPE_SZ = 1032;
 
@@ -25,8 +26,9 @@ describe("deep pipes", () => {
       else stdoutBytes += event.data.length;
     });
     await vi.waitUntil(() => pid > 0 && stdoutBytes > 0, { timeout: 10_000 });
-    await vi.waitUntil(() => pipeSize(pid, 1) === 1024 * 1024, { timeout: 10_000, interval: 20 });
-    expect(pipeSize(pid, 2)).toBe(64 * 1024);
+    const hostPid = hostPidOf(pid);
+    await vi.waitUntil(() => pipeSize(hostPid, 1) === 1024 * 1024, { timeout: 10_000, interval: 20 });
+    expect(pipeSize(hostPid, 2)).toBe(64 * 1024);
     await handle.terminate();
     client.close();
     await daemon.close();

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
 import { freePort } from "./helpers/free-port.js";
-import { isRunning } from "./helpers/procfs.js";
+import { hostPidOf, isRunning } from "./helpers/procfs.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 
 const path = (relative: string) => fileURLToPath(new URL(`../${relative}`, import.meta.url));
@@ -78,7 +78,7 @@ describe("container entrypoint", () => {
     const client = await connect(url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "trap '' TERM; sleep 300 & echo $$ $!; wait"] });
     const pids = await new Promise<number[]>((resolve) =>
-      handle.onOutput((event) => resolve(Buffer.from(event.data).toString().trim().split(" ").map(Number))),
+      handle.onOutput((event) => resolve(Buffer.from(event.data).toString().trim().split(" ").map((pid) => hostPidOf(Number(pid), child.pid)))),
     );
     expect(pids.every(isRunning)).toBe(true);
     child.kill("SIGTERM");

@@ -1,7 +1,7 @@
 /**
- * Nothing escapes when every execmux process is SIGKILLed at once: with
- * --spawner-pid-namespace the spawner runs below the init of a PID
- * namespace of its own (server/src/spawner/pid-namespace.ts), and the
+ * Nothing escapes when every execmux process is SIGKILLed at once: by
+ * default (--spawner-pid-namespace auto, where the machine allows it, as
+ * here) the spawner runs below the init of a PID namespace of its own (server/src/spawner/pid-namespace.ts), and the
  * kernel kills everything in it when that init dies, children and their
  * setsid grandchildren alike, with nobody left to write cgroup.kill.
  */
@@ -49,8 +49,8 @@ describe("every execmux process SIGKILLed at once", () => {
     expect(pidNamespaceLaunch(), "unshare --pid is not possible on this machine, so these tests cannot show the guarantee").toBeDefined();
   });
 
-  it("leaves no child, setsid grandchild or zombie behind (--spawner-pid-namespace)", async () => {
-    const daemon = await spawnTestDaemon(["--spawner-pid-namespace"]);
+  it("leaves no child, setsid grandchild or zombie behind (the default)", async () => {
+    const daemon = await spawnTestDaemon([]);
     const client = await WireClient.ready(daemon.url);
     for (const tty of [false, true]) {
       const processId = tty ? "on-pty" : "on-pipes";
@@ -91,7 +91,7 @@ describe("every execmux process SIGKILLed at once", () => {
   });
 
   it("reports host pids from inside the namespace, and a spawner killed alone kills nobody", async () => {
-    const daemon = await spawnTestDaemon(["--spawner-pid-namespace"]);
+    const daemon = await spawnTestDaemon(["--spawner-pid-namespace", "on"]);
     const client = await WireClient.ready(daemon.url);
     for (const tty of [false, true]) {
       await client.call("process/start", { processId: `s-${tty}`, argv: ["sleep", "600"], cwd: "/", env: { PATH }, tty });
@@ -111,5 +111,22 @@ describe("every execmux process SIGKILLed at once", () => {
     // Adopted by the daemon: terminate still reaches them by their host pids.
     for (const tty of [false, true]) await client.call("process/terminate", { processId: `s-${tty}` });
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 10_000, interval: 20 });
+  });
+
+  it("gives children a /proc of the namespace: their own pids, pgrep and kill agree", async () => {
+    const daemon = await spawnTestDaemon(["--spawner-pid-namespace", "on"]);
+    const client = await WireClient.ready(daemon.url);
+    for (const tty of [false, true]) {
+      const processId = `view-${tty}`;
+      const script = 'sleep 600 & echo "bg=$! found=$(pgrep -P $$ -x sleep) outer=$(test -e /proc/' + daemon.pid + ' && echo seen || echo hidden)"; kill $(pgrep -P $$ -x sleep); wait $!; echo "wait=$?"';
+      await client.call("process/start", { processId, argv: ["sh", "-c", script], cwd: "/", env: { PATH }, tty });
+      await vi.waitUntil(() => client.output(processId).includes("wait="), { timeout: 10_000 });
+      const [, background, found, outer] = /bg=(\d+) found=(\d*) outer=(\w+)/.exec(client.output(processId)) ?? [];
+      // The shell's $! is what its own /proc shows, so pgrep finds it and kill reaches it (status 143: SIGTERM).
+      expect(found).toBe(background);
+      expect(client.output(processId)).toContain("wait=143");
+      // The daemon, outside the namespace, is not among what the children see.
+      expect(outer).toBe("hidden");
+    }
   });
 });

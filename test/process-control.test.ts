@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
-import { isRunning, spawnerOf, zombieChildren } from "./helpers/procfs.js";
+import { hostPidOf, isRunning, spawnerOf, zombieChildren } from "./helpers/procfs.js";
 import { WireClient, b64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -95,7 +95,7 @@ describe("terminate", () => {
     // The grandchild ignores SIGTERM, so only the SIGKILL after the grace reaches it.
     await start(client, "tree", ["sh", "-c", "sh -c 'trap \"\" TERM; echo $$; while :; do sleep 1; done' & sleep 60 & echo $!; wait"]);
     await vi.waitUntil(() => client.output("tree").trim().split("\n").length === 2);
-    const pids = client.output("tree").trim().split("\n").map(Number);
+    const pids = client.output("tree").trim().split("\n").map((pid) => hostPidOf(Number(pid)));
     expect(pids.every(isRunning)).toBe(true);
 
     expect(await client.call("process/terminate", { processId: "tree" })).toEqual({ running: true });
@@ -110,7 +110,7 @@ describe("terminate", () => {
     await start(client, "i", ["bash", "--norc", "-i"], { tty: true, env: { PATH, PS1: "$ " } });
     await client.call("process/write", { processId: "i", chunk: b64("sleep 300 & echo job=$!\n") });
     await vi.waitUntil(() => /job=(\d+)/.test(client.output("i")));
-    const jobPid = Number(/job=(\d+)/.exec(client.output("i"))![1]);
+    const jobPid = hostPidOf(Number(/job=(\d+)/.exec(client.output("i"))![1]));
     expect(isRunning(jobPid)).toBe(true);
     await client.call("process/terminate", { processId: "i" });
     await client.closedOf("i");

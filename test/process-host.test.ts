@@ -16,7 +16,7 @@ import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { launchServe, runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
-import { frontOf, hostOf, isRunning } from "./helpers/procfs.js";
+import { frontOf, hostOf, hostPidOf, isRunning } from "./helpers/procfs.js";
 import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
@@ -208,7 +208,7 @@ describe("a daemon restart", () => {
     const host = hostOf(daemon.child.pid!)!;
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
-    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
     daemon.child.kill("SIGKILL");
     await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
   }, 60_000);
@@ -219,7 +219,7 @@ describe("a daemon restart", () => {
     const host = hostOf(first.child.pid!)!;
     const client = await connect(first.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
-    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), first.child.pid);
     client.close();
     first.child.kill("SIGUSR2");
     expect((await first.exited).code).toBe(0);
@@ -239,7 +239,7 @@ describe("a daemon restart", () => {
     const host = hostOf(daemon.child.pid!)!;
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
-    const pid = await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
+    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
     process.kill(host, "SIGKILL");
     expect((await daemon.exited).code).toBe(1);
     expect(daemon.stderr()).toContain("the process host is gone");

@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
-import { isRunning } from "./helpers/procfs.js";
+import { hostPidOf, isRunning } from "./helpers/procfs.js";
 import WebSocket from "ws";
 import { WireClient, b64, unb64 } from "./helpers/wire-client.js";
 
@@ -56,7 +56,7 @@ describe("session resume (upstream style)", () => {
     await client.call("process/start", { processId: "s", argv: ["sh", "-c", "sleep 300 & echo $!; wait"], cwd: "/", env: { PATH }, tty: false });
     await vi.waitUntil(() => client.output("s").includes("\n"));
     const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
-    const pids = [list.processes[0]!.pid, Number(client.output("s").trim())];
+    const pids = [list.processes[0]!.pid, hostPidOf(Number(client.output("s").trim()))];
     client.close();
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]));
 

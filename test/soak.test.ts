@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { connect, type ExecmuxClient } from "@execmux/client";
 import { spawnDaemon } from "./helpers/cli.js";
 import { INSPECTABLE_ENV, liveHeapBytes } from "./helpers/live-heap.js";
-import { childrenOf, daemonResidentBytes, frontOf, hostOf, isRunning, spawnerOf } from "./helpers/procfs.js";
+import { childrenOf, daemonResidentBytes, frontOf, hostOf, hostPidOf, isRunning, leftInSpawnerNamespaces, spawnerOf } from "./helpers/procfs.js";
 
 const TOTAL = 10_000;
 const WORKERS = 16;
@@ -58,6 +58,15 @@ describe("soak", () => {
     const fds = () => fdCount(daemonPid) + fdCount(hostPid) + fdCount(frontPid);
     const clients = await Promise.all(Array.from({ length: WORKERS }, () => connect(daemon.url, { reconnect: { initialDelayMs: 10 } })));
     const grandchildren: number[] = [];
+    // A grandchild names itself by its pid in the spawner's PID namespace; one already gone (killed with its group) cannot be found, and need not be:
+    // leftInSpawnerNamespaces below sees every process in the namespace.
+    const watchGrandchild = (namespacePid: number) => {
+      try {
+        grandchildren.push(hostPidOf(namespacePid, daemonPid));
+      } catch {
+        // gone: terminated with its parent
+      }
+    };
     let next = 0;
     let baselineFds = 0;
     const rssSamples: number[] = [];
@@ -77,7 +86,7 @@ describe("soak", () => {
         case 7: {
           // Terminated with a grandchild in its group.
           const text = await textOf(client, ["sh", "-c", "sleep 300 & echo $!; wait"], false, true);
-          grandchildren.push(Number(text.trim()));
+          watchGrandchild(Number(text.trim()));
           return text;
         }
         case 8:
@@ -85,7 +94,7 @@ describe("soak", () => {
         default: {
           // Exits at once, leaving a grandchild behind in its process group.
           const text = await textOf(client, ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"], false, false);
-          grandchildren.push(Number(text.trim()));
+          watchGrandchild(Number(text.trim()));
           return text;
         }
       }
@@ -123,6 +132,10 @@ describe("soak", () => {
 
     // Retention of closed processes lapses; then nothing may be left.
     await vi.waitFor(() => expect(grandchildren.filter(isRunning)).toEqual([]), { timeout: 20_000 });
+    // The spawner runs in a PID namespace of its own (the default here), as the namespace's pid 2, after its init;
+    // that namespace holds nothing else.
+    expect(hostPidOf(2, daemonPid)).toBe(spawnerOf(daemonPid));
+    await vi.waitFor(() => expect(leftInSpawnerNamespaces(daemonPid)).toEqual([]), { timeout: 20_000 });
     const spawner = spawnerOf(daemonPid)!;
     expect(spawner).toBeDefined();
     await vi.waitFor(() => {

@@ -32,10 +32,10 @@ export const ConfigSchema = Type.Object(
       description:
         "How a child's whole tree is held for terminate, expiry and shutdown. cgroup: each child in a cgroup v2 of its own, killed with cgroup.kill (reaches everything it started, setsid or orphaned; needs Linux 5.14+ and the right to create cgroups below the daemon's). process-tree: its process group plus /proc's children lists (misses a process that left its group and session and lost its parent). auto: cgroup where it works.",
     }),
-    spawnerPidNamespace: Type.Boolean({
-      default: false,
+    spawnerPidNamespace: Type.Union([Type.Literal("auto"), Type.Literal("on"), Type.Literal("off")], {
+      default: "auto",
       description:
-        "Run the spawner process (which forks every child) in a PID namespace of its own, where the machine allows it (root or user namespaces): then nothing the daemon started survives even if the daemon and the spawner are SIGKILLed together. The price: children see pids of that namespace (a shell's own pid and its jobs', kill) while /proc, ps and the daemon's process/list show the host's, so `kill $(pgrep x)` inside a child fails or hits another process. Off: children outlive a daemon and spawner killed together (with cgroup containment, a spawner that outlives the daemon still kills them).",
+        "Run the spawner process (which forks every child) in a PID namespace of its own, with its own /proc: then nothing the daemon started survives even if every execmux process is SIGKILLed at once, and children see only each other (their ps, pgrep, kill and $$ use the namespace's pids; process/list reports the host's). Needs root or user namespaces, util-linux unshare, perl and mount. auto: where the machine allows it; on: refuse to start where it does not; off: never (children then outlive a daemon and spawner killed together, though a spawner that outlives the daemon still kills them).",
     }),
     killGraceMs: Type.Integer({
       default: 2_000,

@@ -45,12 +45,12 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     processTrees.cgroupRoot,
     config.spawnerPidNamespace,
   );
-  if (config.spawnerPidNamespace) {
+  if (config.spawnerPidNamespace !== "off") {
     log[spawner.inPidNamespace ? "info" : "warn"](
       { spawnerPidNamespace: spawner.inPidNamespace },
       spawner.inPidNamespace
         ? "the spawner runs in a PID namespace of its own: nothing it started survives even if every execmux process is killed at once"
-        : "no PID namespace here (unshare --pid failed: no unshare or perl, or no privilege): children outlive a daemon and spawner killed together",
+        : "no PID namespace here (unshare --pid --mount-proc failed: no unshare, perl or mount, or no privilege): children outlive a daemon and spawner killed together",
     );
   }
   const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros, undefined, (poll) =>

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 /** Resident memory of a process, in bytes. */
 export function residentBytes(pid: number): number {
@@ -63,15 +63,7 @@ function commandLine(pid: number): string {
  * init (spawner/pid-namespace.ts), whose command lines name spawner-main too.
  */
 export function spawnerOf(daemonPid: number): number | undefined {
-  for (const pending = [hostOf(daemonPid) ?? daemonPid]; pending.length > 0; ) {
-    for (const child of childrenOf(pending.shift()!)) {
-      const line = commandLine(child.pid);
-      if (!line.includes("spawner-main")) continue;
-      if (line.startsWith(`${process.execPath}\0`)) return child.pid;
-      pending.push(child.pid);
-    }
-  }
-  return undefined;
+  return spawnersOf(daemonPid)[0];
 }
 
 /** The process host `execmux serve` started (server/src/host), while the daemon that started it lives. */
@@ -89,6 +81,79 @@ export function daemonResidentBytes(daemonPid: number): number {
   const host = hostOf(daemonPid);
   const front = host && frontOf(host);
   return residentBytes(daemonPid) + (host ? residentBytes(host) : 0) + (front ? residentBytes(front) : 0);
+}
+
+/**
+ * The host's pid of the process that a child of the daemon calls
+ * `namespacePid` (its `$$`, `$!`, `pgrep`): the spawner runs in a PID
+ * namespace of its own with its own /proc by default
+ * (server/src/spawner/pid-namespace.ts), and the tests look from outside.
+ * Where it does not, the two are the same. Throws where the process is not
+ * found (it exited), or where two spawners below `daemonPid` have it.
+ */
+export function hostPidOf(namespacePid: number, daemonPid = process.pid): number {
+  const namespaces = new Set(spawnersOf(daemonPid).map((spawner) => linkOf(`/proc/${spawner}/ns/pid`)));
+  if (namespaces.size === 0) throw new Error(`no spawner below ${daemonPid}`);
+  if (namespaces.has(linkOf("/proc/self/ns/pid"))) {
+    if (namespaces.size > 1) throw new Error(`spawners below ${daemonPid} in and out of PID namespaces: ${namespacePid} is ambiguous`);
+    return namespacePid;
+  }
+  const found: number[] = [];
+  for (const entry of readdirSafe("/proc")) {
+    if (!/^\d+$/.test(entry) || !namespaces.has(linkOf(`/proc/${entry}/ns/pid`))) continue;
+    try {
+      const ids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, "latin1"))![1]!.trim().split(/\s+/);
+      if (Number(ids[ids.length - 1]) === namespacePid) found.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  if (found.length !== 1) throw new Error(`${found.length} processes are ${namespacePid} in the PID namespaces of the spawners below ${daemonPid}`);
+  return found[0]!;
+}
+
+/**
+ * What runs in the PID namespaces of the spawners below `daemonPid` besides
+ * the spawners and their inits: everything the daemon's children started and
+ * left. Empty where the spawners run in no namespace of their own.
+ */
+export function leftInSpawnerNamespaces(daemonPid: number): number[] {
+  const spawners = spawnersOf(daemonPid);
+  const namespaces = new Set(spawners.map((spawner) => linkOf(`/proc/${spawner}/ns/pid`)));
+  namespaces.delete(linkOf("/proc/self/ns/pid"));
+  const left: number[] = [];
+  for (const entry of readdirSafe("/proc")) {
+    const pid = Number(entry);
+    if (!/^\d+$/.test(entry) || spawners.includes(pid) || !namespaces.has(linkOf(`/proc/${entry}/ns/pid`))) continue;
+    try {
+      if (!/^NSpid:.*\s1$/m.test(readFileSync(`/proc/${entry}/status`, "latin1"))) left.push(pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return left;
+}
+
+/** Every spawner below `daemonPid` (as spawnerOf; a test process may hold several daemons). */
+function spawnersOf(daemonPid: number): number[] {
+  const spawners: number[] = [];
+  for (const pending = [hostOf(daemonPid) ?? daemonPid]; pending.length > 0; ) {
+    for (const child of childrenOf(pending.shift()!)) {
+      const line = commandLine(child.pid);
+      if (!line.includes("spawner-main")) continue;
+      if (line.startsWith(`${process.execPath}\0`)) spawners.push(child.pid);
+      else pending.push(child.pid);
+    }
+  }
+  return spawners;
+}
+
+function linkOf(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function readdirSafe(path: string): string[] {

@@ -57,7 +57,17 @@ const FRONT_EXIT_WAIT_MS = 10_000;
 
 const hostLog = new HostLog();
 const log = createLogger(config, undefined, hostLog);
-const runtime = startRuntime(config, log);
+const runtime = startRuntimeOrExit();
+
+/** A setting the machine cannot honour (--spawner-pid-namespace on, --process-containment cgroup) is one line for the launcher to print, not a stack. */
+function startRuntimeOrExit() {
+  try {
+    return startRuntime(config, log);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  }
+}
 const ourHello: Hello = {
   role: "host",
   linkVersion: LINK_VERSION,

@@ -5,6 +5,7 @@
  * by path, and the name is unlinked once the daemon has it.
  */
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { closeSync, constants, lstatSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -19,6 +20,12 @@ export class FifoPool {
   private readonly ready: string[] = [];
   private refilling: Promise<void> | undefined;
   private made = 0;
+  /**
+   * Names this pool's FIFOs apart from those of the spawner before it, which
+   * a SIGKILL left behind: a pid does not, as every spawner in a PID
+   * namespace of its own is pid 2.
+   */
+  private readonly prefix = `fifo-${randomBytes(6).toString("hex")}`;
 
   constructor(private readonly directory: string) {}
 
@@ -57,7 +64,7 @@ export class FifoPool {
     return (this.refilling ??= (async () => {
       try {
         if (!directoryExists(this.directory)) this.recreate();
-        const paths = Array.from({ length: BATCH }, () => join(this.directory, `fifo-${process.pid}-${this.made++}`));
+        const paths = Array.from({ length: BATCH }, () => join(this.directory, `${this.prefix}-${this.made++}`));
         await execFileAsync("mkfifo", ["-m", "600", "--", ...paths], { env: { PATH: "/usr/bin:/bin" } });
         this.ready.push(...paths);
       } finally {

@@ -22,8 +22,13 @@
  * interrupts wait() instead of waiting for the next child to exit; it costs
  * 15 ms once per spawner, not per child.
  *
- * /proc stays the outer one (no --mount-proc): the daemon and its clients
- * see outer pids, which the spawner looks up for its children (outer-pids.ts).
+ * `--mount --propagation slave` gives the namespace a mount namespace too,
+ * in which the spawner mounts the namespace's own /proc (outer-pids.ts):
+ * children's `ps`, `pgrep`, `kill` and `$$` then agree on the namespace's
+ * pids, and see nothing outside it. The host's later mounts still reach the
+ * children (slave); nothing mounted inside reaches the host. The daemon and
+ * its clients see outer pids, which the spawner looks up for its children
+ * through the outer /proc (outer-pids.ts).
  */
 import { execFileSync } from "node:child_process";
 import { perlCloseInherited } from "../process/perl-close-inherited.js";
@@ -55,8 +60,10 @@ let checked: HelperLaunch | null | undefined;
 
 /**
  * How to start the spawner inside a PID namespace, or undefined where none
- * can be made (no unshare or perl, no privilege: unshare(CLONE_NEWPID) needs
- * root or a user namespace). Found out once, by running `unshare --pid true`.
+ * can be made (no unshare, perl or mount; no privilege: unshare(CLONE_NEWPID)
+ * needs root or a user namespace; a container that forbids mounting proc).
+ * Found out once, by running what the spawner will do: a PID and mount
+ * namespace whose first process mounts its /proc.
  */
 export function pidNamespaceLaunch(): HelperLaunch | undefined {
   if (checked !== undefined) return checked ?? undefined;
@@ -65,8 +72,9 @@ export function pidNamespaceLaunch(): HelperLaunch | undefined {
   try {
     const unshare = resolveExecutable("unshare", "/", process.env.PATH);
     const perl = resolveExecutable("perl", "/", process.env.PATH);
-    execFileSync(unshare, ["--pid", "true"], { stdio: "ignore", timeout: 5_000 });
-    checked = { file: unshare, args: ["--pid", perl, "-e", INIT] };
+    resolveExecutable("mount", "/", process.env.PATH); // the spawner mounts its /proc with it
+    execFileSync(unshare, ["--pid", "--fork", "--mount-proc", "--propagation", "slave", "true"], { stdio: "ignore", timeout: 5_000 });
+    checked = { file: unshare, args: ["--pid", "--mount", "--propagation", "slave", perl, "-e", INIT] };
   } catch {
     // Not here: the spawner runs as the daemon's plain child.
   }

@@ -55,6 +55,8 @@ export type SpawnerMessage =
 export const FIFO_DIRECTORY_ENV = "EXECMUX_SPAWNER_FIFO_DIRECTORY";
 /** The helper's environment variable naming the daemon's cgroup directory (process-trees.ts), if any. */
 export const CGROUP_ROOT_ENV = "EXECMUX_SPAWNER_CGROUP_ROOT";
+/** Set when the helper starts in a PID and mount namespace of its own (pid-namespace.ts): it mounts the namespace's /proc. */
+export const OWN_PROC_ENV = "EXECMUX_SPAWNER_OWN_PROC";
 
 /**
  * The helper's exit status when it leaves its children running (it was

@@ -16,8 +16,8 @@ import { join } from "node:path";
 import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
 import { closeInheritedDescriptors } from "./inherited-fds.js";
-import { outerPidOf } from "./outer-pids.js";
-import { CGROUP_ROOT_ENV, EXIT_LEAVING_CHILDREN, FIFO_DIRECTORY_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
+import { mountOwnProc, outerPidOf } from "./outer-pids.js";
+import { CGROUP_ROOT_ENV, EXIT_LEAVING_CHILDREN, FIFO_DIRECTORY_ENV, OWN_PROC_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const fifoDirectory = process.env[FIFO_DIRECTORY_ENV];
 if (!fifoDirectory) {
@@ -25,6 +25,14 @@ if (!fifoDirectory) {
   process.exit(1);
 }
 closeInheritedDescriptors();
+if (process.env[OWN_PROC_ENV]) {
+  try {
+    mountOwnProc();
+  } catch (error) {
+    // The daemon tried the same mount before asking for it; children still start, seeing the outer /proc.
+    process.stderr.write(`execmux spawner: cannot mount the PID namespace's /proc (${(error as Error).message.split("\n")[0]}); children see the host's pids in /proc\n`);
+  }
+}
 const fifos = new FifoPool(fifoDirectory);
 /** The daemon's cgroup directory (every child's cgroup is below it), and this helper's own cgroup. */
 const cgroupRoot = process.env[CGROUP_ROOT_ENV];

@@ -15,7 +15,7 @@ import { withoutDaemonSettings } from "../process/env-policy.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
 import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
 import { pidNamespaceLaunch, type HelperLaunch } from "./pid-namespace.js";
-import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
+import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, OWN_PROC_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const MAIN = fileURLToPath(new URL("./spawner-main.js", import.meta.url));
 /** A small heap is the point: forks from the helper stay cheap. */
@@ -125,10 +125,13 @@ export class Spawner {
     private readonly onHelperExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined,
     private readonly onHandoverTimeout: (details: Record<string, number | boolean>) => void = () => undefined,
     private readonly cgroupRoot: string | undefined = undefined,
-    /** Asks for the PID namespace (--spawner-pid-namespace); it is used where the machine allows it. */
-    pidNamespace = false,
+    /** --spawner-pid-namespace: "auto" uses it where the machine allows it, "on" throws where it does not. */
+    pidNamespace: "auto" | "on" | "off" = "off",
   ) {
-    this.namespaceLaunch = pidNamespace ? pidNamespaceLaunch() : undefined;
+    this.namespaceLaunch = pidNamespace === "off" ? undefined : pidNamespaceLaunch();
+    if (pidNamespace === "on" && !this.namespaceLaunch) {
+      throw new Error("--spawner-pid-namespace on: no PID namespace with its own /proc here (`unshare --pid --fork --mount-proc true` fails: it needs util-linux, perl, mount, and root or user namespaces)");
+    }
     this.process = this.startHelper();
   }
 
@@ -308,6 +311,7 @@ export class Spawner {
     const env = withoutDaemonSettings(process.env);
     env[FIFO_DIRECTORY_ENV] = this.fifoDirectory;
     if (this.cgroupRoot) env[CGROUP_ROOT_ENV] = this.cgroupRoot;
+    if (this.namespaceLaunch) env[OWN_PROC_ENV] = "1";
     const options = {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       env,
