@@ -74,8 +74,8 @@ function release(id: number): void {
  * runs JavaScript).
  */
 function spawnDetached(request: SpawnRequest, stdio: StdioOptions): ChildProcess {
-  const fork = () =>
-    spawn(request.file, request.args, {
+  const fork = () => {
+    const child = spawn(request.file, request.args, {
       cwd: request.cwd,
       env: request.env,
       ...(request.argv0 !== undefined ? { argv0: request.argv0 } : {}),
@@ -83,6 +83,10 @@ function spawnDetached(request: SpawnRequest, stdio: StdioOptions): ChildProcess
       // A new session and process group, so the whole tree can be signalled.
       detached: true,
     });
+    // Now, while it is the newest in this process's children list: one read of its status (outer-pids.ts).
+    if (child.pid !== undefined) outerPids.set(child, lookUpOuterPid(child.pid));
+    return child;
+  };
   if (request.cgroup === undefined) return fork();
   if (!homeCgroup) throw Object.assign(new Error("the spawner cannot find its own cgroup"), { code: "ECGROUP" });
   enterCgroup(request.cgroup);
@@ -90,6 +94,17 @@ function spawnDetached(request: SpawnRequest, stdio: StdioOptions): ChildProcess
     return fork();
   } finally {
     enterCgroup(homeCgroup);
+  }
+}
+
+/** Each child's pid as the daemon sees it, or why it could not be found. */
+const outerPids = new WeakMap<ChildProcess, number | Error>();
+
+function lookUpOuterPid(pid: number): number | Error {
+  try {
+    return outerPidOf(pid);
+  } catch (error) {
+    return error as Error;
   }
 }
 
@@ -179,15 +194,13 @@ function onMessage(message: DaemonMessage): void {
       });
       // Known from here, so a kill of this helper takes it along even before it is reported.
       if (child.pid !== undefined) running.add(child.pid);
-      // The daemon's pid for it, looked up before anything can reap it.
-      let pid: number | undefined;
-      try {
-        if (child.pid !== undefined) pid = outerPidOf(child.pid);
-      } catch (error) {
+      // The daemon's pid for it, looked up as it was forked, before anything could reap it.
+      const pid = outerPids.get(child);
+      if (pid instanceof Error) {
         child.kill("SIGKILL");
         running.delete(child.pid!); // its exit is not awaited: the pid may be reused
         release(request.id);
-        return reportFailure(error as NodeJS.ErrnoException);
+        return reportFailure(pid as NodeJS.ErrnoException);
       }
       child.once("spawn", () => send({ type: "spawned", id: request.id, pid: pid!, pipes }));
       child.once("exit", (code, signal) => {
