@@ -3,19 +3,18 @@
  * (pid-namespace.ts) the spawner learns its children's pids in that
  * namespace, but the daemon reports pids to clients and signals them from
  * outside. The outer /proc tells: /proc/self names this process by its
- * outer pid, its children list gives the outer pids of its children (a
- * zombie still among them until reaped), and each one's NSpid line ends
- * with its pid in here. The newest child is last in the list, so a start
- * costs two small reads, never a look at the machine; and it is race-free,
- * as a child stays this process's until this process reaps it, which
- * cannot happen before the start is reported (one thread runs JavaScript).
+ * outer pid, and its children list gives the outer pids of its children (a
+ * zombie still among them until reaped), the newest last. So a start costs
+ * one small read, never a look at the machine; and it is race-free, as a
+ * child stays this process's until this process reaps it, which cannot
+ * happen before its start is reported (one thread runs JavaScript).
  *
  * In the namespace the children get a /proc of their own (mountOwnProc),
  * so that `ps`, `pgrep`, `kill` and a shell's `$$` in them agree on the
  * namespace's pids; this process keeps a descriptor of the outer one.
  */
 import { execFileSync } from "node:child_process";
-import { openSync, readFileSync, readlinkSync } from "node:fs";
+import { openSync, readlinkSync, readSync } from "node:fs";
 import { resolveExecutable } from "../process/resolve-executable.js";
 
 /** Where the outer /proc is: /proc itself until mountOwnProc covers it. */
@@ -51,19 +50,31 @@ export function mountOwnProc(): void {
   outerProc = `/proc/self/fd/${outer}`;
 }
 
-/** The outer pid of this process's child `pid` (a pid in this process's namespace). */
-export function outerPidOf(pid: number): number {
-  if (!inPidNamespace) return pid;
-  // libuv forks on the main thread, whose tid is the process's pid.
-  const children = readFileSync(`${outerProc}/${outerSelf}/task/${outerSelf}/children`, "latin1").trim().split(" ");
-  for (let index = children.length - 1; index >= 0; index--) {
-    const candidate = children[index]!;
-    try {
-      const ids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`${outerProc}/${candidate}/status`, "latin1"))?.[1]?.trim().split(/\s+/);
-      if (ids && Number(ids[ids.length - 1]) === pid) return Number(candidate);
-    } catch {
-      // reaped meanwhile: not the one
-    }
+/** This process's children list, kept open: a start then costs one pread, not a path walk through /proc. */
+let childrenList: { fd: number; buffer: Buffer } | undefined;
+
+function readChildrenList(): string {
+  childrenList ??= { fd: openSync(`${outerProc}/${outerSelf}/task/${outerSelf}/children`, "r"), buffer: Buffer.allocUnsafe(64 * 1024) };
+  for (;;) {
+    const { fd, buffer } = childrenList;
+    // "PID PID ... " (each followed by a space); a seq_file read at position 0 lists them afresh.
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    if (length < buffer.length) return buffer.toString("latin1", 0, length);
+    childrenList.buffer = Buffer.allocUnsafe(buffer.length * 2); // thousands of children: read it whole
   }
-  throw Object.assign(new Error(`cannot find the outer pid of child ${pid}`), { code: "ESRCH" });
+}
+
+/**
+ * The outer pid of the child this process forked last, called right after
+ * the fork (spawner-main.ts), before anything can reap it. The kernel
+ * appends a new child to the end of its parent's children list, and nothing
+ * but this thread forks here (libuv forks on the main thread, whose tid is
+ * the process's pid), so the list's last entry is that child: one read.
+ */
+export function outerPidOfNewestChild(): number | undefined {
+  if (!inPidNamespace) return undefined;
+  const text = readChildrenList();
+  const newest = Number(text.slice(text.lastIndexOf(" ", text.length - 2) + 1));
+  if (!Number.isInteger(newest) || newest <= 0) throw Object.assign(new Error("cannot find the outer pid of a child just forked"), { code: "ESRCH" });
+  return newest;
 }

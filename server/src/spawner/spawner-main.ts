@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
 import { closeInheritedDescriptors } from "./inherited-fds.js";
-import { mountOwnProc, outerPidOf } from "./outer-pids.js";
+import { mountOwnProc, outerPidOfNewestChild } from "./outer-pids.js";
 import { CGROUP_ROOT_ENV, EXIT_LEAVING_CHILDREN, FIFO_DIRECTORY_ENV, OWN_PROC_ENV, type ChildPipes, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
 
 const fifoDirectory = process.env[FIFO_DIRECTORY_ENV];
@@ -83,7 +83,7 @@ function spawnDetached(request: SpawnRequest, stdio: StdioOptions): ChildProcess
       // A new session and process group, so the whole tree can be signalled.
       detached: true,
     });
-    // Now, while it is the newest in this process's children list: one read of its status (outer-pids.ts).
+    // Now, while it is the newest in this process's children list (outer-pids.ts).
     if (child.pid !== undefined) outerPids.set(child, lookUpOuterPid(child.pid));
     return child;
   };
@@ -102,7 +102,7 @@ const outerPids = new WeakMap<ChildProcess, number | Error>();
 
 function lookUpOuterPid(pid: number): number | Error {
   try {
-    return outerPidOf(pid);
+    return outerPidOfNewestChild() ?? pid;
   } catch (error) {
     return error as Error;
   }
