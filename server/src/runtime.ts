@@ -39,12 +39,19 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   const processTrees = createProcessTrees(config.processContainment);
   log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
   // Started first, while the daemon is small: every child is forked from it.
-  const spawner = new Spawner(
-    (code, signal) => log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
-    (details) => log.warn(details, "a start timed out waiting for the spawner process"),
-    processTrees.cgroupRoot,
-    config.spawnerPidNamespace,
-  );
+  let spawner: Spawner;
+  try {
+    spawner = new Spawner(
+      (code, signal) => log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
+      (details) => log.warn(details, "a start timed out waiting for the spawner process"),
+      processTrees.cgroupRoot,
+      config.spawnerPidNamespace,
+    );
+  } catch (error) {
+    // Refused (--spawner-pid-namespace on where none can be made): the cgroup just made is empty, and goes.
+    void processTrees.dispose(0);
+    throw error;
+  }
   if (config.spawnerPidNamespace !== "off") {
     log[spawner.inPidNamespace ? "info" : "warn"](
       { spawnerPidNamespace: spawner.inPidNamespace },
