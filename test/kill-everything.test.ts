@@ -113,6 +113,24 @@ describe("every execmux process SIGKILLed at once", () => {
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 10_000, interval: 20 });
   });
 
+  it("reports each child's own host pid with hundreds running (the spawner's children list is longer than one read)", async () => {
+    const daemon = await spawnTestDaemon(["--spawner-pid-namespace", "on", "--max-processes-per-session", "1000"]);
+    const client = await WireClient.ready(daemon.url);
+    // A page of that list holds about 500 pids: 700 children need more than one.
+    const count = 700;
+    for (let first = 0; first < count; first += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, count - first) }, (_, offset) =>
+          client.call("process/start", { processId: `n${first + offset}`, argv: ["sleep", `600.${first + offset}`], cwd: "/", env: { PATH }, tty: false }),
+        ),
+      );
+    }
+    const list = await client.call<{ processes: { processId: string; pid: number }[] }>("process/list", {});
+    expect(list.processes).toHaveLength(count);
+    const wrong = list.processes.filter(({ processId, pid }) => read(`/proc/${pid}/cmdline`) !== `sleep\x00600.${processId.slice(1)}\x00`);
+    expect(wrong).toEqual([]);
+  });
+
   it("gives children a /proc of the namespace: their own pids, pgrep and kill agree", async () => {
     const daemon = await spawnTestDaemon(["--spawner-pid-namespace", "on"]);
     const client = await WireClient.ready(daemon.url);

@@ -35,7 +35,7 @@ export const ConfigSchema = Type.Object(
     spawnerPidNamespace: Type.Union([Type.Literal("auto"), Type.Literal("on"), Type.Literal("off")], {
       default: "auto",
       description:
-        "Run the spawner process (which forks every child) in a PID namespace of its own, with its own /proc: then nothing the daemon started survives even if every execmux process is SIGKILLed at once, and children see only each other (their ps, pgrep, kill and $$ use the namespace's pids; process/list reports the host's). Needs root or user namespaces, util-linux unshare, perl and mount. auto: where the machine allows it; on: refuse to start where it does not; off: never (children then outlive a daemon and spawner killed together, though a spawner that outlives the daemon still kills them).",
+        "Run the spawner process (which forks every child) in a PID namespace of its own, and a mount namespace with its own /proc: then nothing the daemon started survives even if every execmux process is SIGKILLed at once, and children's ps, pgrep, kill and $$ agree on the namespace's pids (process/list reports the host's; a convenience, not a security boundary). Needs root (CAP_SYS_ADMIN), util-linux unshare, perl and mount. auto: where the machine allows it; on: refuse to start where it does not; off: never (children then outlive a daemon and spawner killed together, though a spawner that outlives the daemon still kills them).",
     }),
     killGraceMs: Type.Integer({
       default: 2_000,

@@ -5,16 +5,17 @@
  * outside. The outer /proc tells: /proc/self names this process by its
  * outer pid, and its children list gives the outer pids of its children (a
  * zombie still among them until reaped), the newest last. So a start costs
- * one small read, never a look at the machine; and it is race-free, as a
- * child stays this process's until this process reaps it, which cannot
- * happen before its start is reported (one thread runs JavaScript).
+ * one read of that list (a few pages with thousands of children), never a
+ * look at the machine; and it is race-free, as a child stays this
+ * process's until this process reaps it, which cannot happen before its
+ * start is reported (one thread runs JavaScript).
  *
  * In the namespace the children get a /proc of their own (mountOwnProc),
  * so that `ps`, `pgrep`, `kill` and a shell's `$$` in them agree on the
  * namespace's pids; this process keeps a descriptor of the outer one.
  */
 import { execFileSync } from "node:child_process";
-import { openSync, readlinkSync, readSync } from "node:fs";
+import { closeSync, openSync, readlinkSync, readSync } from "node:fs";
 import { resolveExecutable } from "../process/resolve-executable.js";
 
 /** Where the outer /proc is: /proc itself until mountOwnProc covers it. */
@@ -43,24 +44,39 @@ const inPidNamespace = outerSelf !== process.pid;
 export function mountOwnProc(): void {
   if (!inPidNamespace) throw new Error("not in a PID namespace of its own");
   const outer = openSync("/proc", "r");
-  execFileSync(resolveExecutable("mount", "/", process.env.PATH), ["-t", "proc", "-o", "nosuid,nodev,noexec", "proc", "/proc"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    timeout: 5_000,
-  });
+  try {
+    execFileSync(resolveExecutable("mount", "/", process.env.PATH), ["-t", "proc", "-o", "nosuid,nodev,noexec", "proc", "/proc"], {
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 5_000,
+    });
+  } catch (error) {
+    closeSync(outer);
+    throw error;
+  }
   outerProc = `/proc/self/fd/${outer}`;
 }
 
-/** This process's children list, kept open: a start then costs one pread, not a path walk through /proc. */
+/** This process's children list, kept open: a start then costs preads, not a path walk through /proc. */
 let childrenList: { fd: number; buffer: Buffer } | undefined;
 
+/**
+ * "PID PID ... " (each followed by a space), read afresh from position 0.
+ * A seq_file read returns at most one page however large the buffer (about
+ * 500 pids), so it is read on to its end: a long list is several reads.
+ */
 function readChildrenList(): string {
-  childrenList ??= { fd: openSync(`${outerProc}/${outerSelf}/task/${outerSelf}/children`, "r"), buffer: Buffer.allocUnsafe(64 * 1024) };
+  childrenList ??= { fd: openSync(`${outerProc}/${outerSelf}/task/${outerSelf}/children`, "r"), buffer: Buffer.allocUnsafe(16 * 1024) };
+  let length = 0;
   for (;;) {
+    if (length === childrenList.buffer.length) {
+      const larger = Buffer.allocUnsafe(childrenList.buffer.length * 2); // thousands of children
+      childrenList.buffer.copy(larger);
+      childrenList.buffer = larger;
+    }
     const { fd, buffer } = childrenList;
-    // "PID PID ... " (each followed by a space); a seq_file read at position 0 lists them afresh.
-    const length = readSync(fd, buffer, 0, buffer.length, 0);
-    if (length < buffer.length) return buffer.toString("latin1", 0, length);
-    childrenList.buffer = Buffer.allocUnsafe(buffer.length * 2); // thousands of children: read it whole
+    const read = readSync(fd, buffer, length, buffer.length - length, length);
+    if (read === 0) return buffer.toString("latin1", 0, length);
+    length += read;
   }
 }
 
@@ -69,7 +85,7 @@ function readChildrenList(): string {
  * the fork (spawner-main.ts), before anything can reap it. The kernel
  * appends a new child to the end of its parent's children list, and nothing
  * but this thread forks here (libuv forks on the main thread, whose tid is
- * the process's pid), so the list's last entry is that child: one read.
+ * the process's pid), so the list's last entry is that child.
  */
 export function outerPidOfNewestChild(): number | undefined {
   if (!inPidNamespace) return undefined;

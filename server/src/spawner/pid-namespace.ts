@@ -61,7 +61,7 @@ let checked: HelperLaunch | null | undefined;
 /**
  * How to start the spawner inside a PID namespace, or undefined where none
  * can be made (no unshare, perl or mount; no privilege: unshare(CLONE_NEWPID)
- * needs root or a user namespace; a container that forbids mounting proc).
+ * needs CAP_SYS_ADMIN, in practice root; a container that forbids mounting proc).
  * Found out once, by running what the spawner will do: a PID and mount
  * namespace whose first process mounts its /proc.
  */

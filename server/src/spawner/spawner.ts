@@ -130,7 +130,7 @@ export class Spawner {
   ) {
     this.namespaceLaunch = pidNamespace === "off" ? undefined : pidNamespaceLaunch();
     if (pidNamespace === "on" && !this.namespaceLaunch) {
-      throw new Error("--spawner-pid-namespace on: no PID namespace with its own /proc here (`unshare --pid --fork --mount-proc true` fails: it needs util-linux, perl, mount, and root or user namespaces)");
+      throw new Error("--spawner-pid-namespace on: no PID namespace with its own /proc here (`unshare --pid --fork --mount-proc true` fails: it needs util-linux, perl, mount, and root)");
     }
     this.process = this.startHelper();
   }
