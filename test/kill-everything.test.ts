@@ -5,8 +5,10 @@
  * kernel kills everything in it when that init dies, children and their
  * setsid grandchildren alike, with nobody left to write cgroup.kill.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { ownCgroupDirectory } from "../server/dist/process/cgroup-paths.js";
 import { pidNamespaceLaunch } from "../server/dist/spawner/pid-namespace.js";
 import { spawnTestDaemon } from "./helpers/cli.js";
 import { isRunning, spawnerOf } from "./helpers/procfs.js";
@@ -64,6 +66,8 @@ describe("every execmux process SIGKILLed at once", () => {
     const execmux = [daemon.pid, ...everything.filter((pid) => /spawner-main|host-main|cli\.js\x00serve/.test(read(`/proc/${pid}/cmdline`)))];
     // `execmux serve`, its process host, the daemon on the port the host forked, the perl that made the namespace, its init and the spawner.
     expect(execmux).toHaveLength(6);
+    const host = execmux.find((pid) => read(`/proc/${pid}/cmdline`).includes("host-main"));
+    expect(host).toBeDefined();
     const sleeps = everything.filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
     expect(sleeps).toHaveLength(2);
     // Both grandchildren left their parent's session.
@@ -88,6 +92,15 @@ describe("every execmux process SIGKILLed at once", () => {
     // Gone from /proc altogether: killed and reaped, no zombie left.
     const left = () => [...recorded].filter(([pid, started]) => started !== undefined && startTime(pid) === started).map(([pid]) => pid);
     await vi.waitFor(() => expect(left()).toEqual([]), { timeout: 10_000, interval: 20 });
+
+    // Nobody was left to remove the host's cgroup directory: the next daemon started beside it does.
+    const parent = ownCgroupDirectory();
+    expect(parent, "no cgroup v2 here: the daemon's containment cannot be checked").toBeDefined();
+    const leftBehind = readdirSync(parent!).filter((name) => name.startsWith(`execmux-${host}-`));
+    expect(leftBehind).toHaveLength(1);
+    const next = await spawnTestDaemon([]);
+    await WireClient.ready(next.url);
+    expect(existsSync(join(parent!, leftBehind[0]!))).toBe(false);
   });
 
   it("reports host pids from inside the namespace, and a spawner killed alone kills nobody", async () => {

@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import { enterCgroup, ownCgroupDirectory } from "./cgroup-paths.js";
 import { signalGroup } from "./process-tree.js";
 import { ProcTrees } from "./proc-trees.js";
+import { removeStaleDaemonCgroups } from "./stale-cgroups.js";
 import type { ProcessTrees, TreeHandle } from "./process-trees.js";
 
 /** How often cgroups whose child closed but left processes behind are tried again for removal. */
@@ -112,6 +113,7 @@ export class CgroupTrees implements ProcessTrees {
   static create(): CgroupTrees | undefined {
     const own = ownCgroupDirectory();
     if (!own) return undefined;
+    removeStaleDaemonCgroups(own);
     const root = join(own, `execmux-${process.pid}-${randomBytes(4).toString("hex")}`);
     const probe = join(root, "probe");
     try {

@@ -11,9 +11,10 @@
  * protocol.ts for why).
  */
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
+import { removeDaemonCgroup } from "../process/stale-cgroups.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
 import { closeInheritedDescriptors } from "./inherited-fds.js";
 import { mountOwnProc, outerPidOfNewestChild } from "./outer-pids.js";
@@ -251,12 +252,8 @@ function killCgroupTree(root: string): void {
     }
   };
   while (populated() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-  try {
-    for (const entry of readdirSync(root, { withFileTypes: true })) if (entry.isDirectory()) rmdirSync(join(root, entry.name));
-    rmdirSync(root);
-  } catch {
-    // something still dying: left for the administrator
-  }
+  // If something is still dying, the next daemon started in this cgroup removes it (stale-cgroups.ts).
+  removeDaemonCgroup(root);
 }
 
 // The daemon is gone (even killed outright: the IPC channel closes with it).
