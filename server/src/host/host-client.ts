@@ -28,6 +28,7 @@ import {
   type Hello,
 } from "./host-protocol.js";
 import { encodeFrame, FrameKind, readFrames } from "./link-frames.js";
+import { isAlive } from "../process/is-alive.js";
 
 const HOST_MAIN = fileURLToPath(new URL("./host-main.js", import.meta.url));
 /** How long a new host may take to listen (it starts its spawner first). */
@@ -82,15 +83,6 @@ async function awaitListening(path: string, failure: () => string | undefined): 
     if (failed) throw new Error(failed);
     if (Date.now() > deadline) throw new Error(`the process host did not listen on ${path} within ${HOST_START_TIMEOUT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -9,6 +9,7 @@
  */
 import { opendirSync, readdirSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
+import { isAlive } from "./is-alive.js";
 
 /** A daemon's directory: the pid of the process that made it, and 8 random hex digits. */
 const DAEMON_DIRECTORY = /^execmux-(\d+)-[0-9a-f]{8}$/;
@@ -23,16 +24,6 @@ export function removeDaemonCgroup(root: string): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT";
-  }
-}
-
-/** Whether a process with this pid exists (EPERM: it does, another user's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -55,7 +46,7 @@ export function removeStaleDaemonCgroups(parent: string): string[] {
       const entry = directory.readSync();
       if (!entry) break;
       const match = entry.isDirectory() ? DAEMON_DIRECTORY.exec(entry.name) : null;
-      if (!match || alive(Number(match[1]))) continue;
+      if (!match || isAlive(Number(match[1]))) continue;
       if (removeDaemonCgroup(join(parent, entry.name))) removed.push(entry.name);
     }
   } finally {
