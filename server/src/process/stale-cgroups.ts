@@ -29,17 +29,16 @@ export function removeDaemonCgroup(root: string): boolean {
 
 /**
  * Removes the empty directories that dead daemons left in `parent` (the
- * cgroup the new daemon's own directory goes into), and says which. A
+ * cgroup the new daemon's own directory goes into). A
  * directory whose pid is alive is left alone, even if that pid now names
  * another program: a leftover kept is better than a live daemon's removed.
  */
-export function removeStaleDaemonCgroups(parent: string): string[] {
-  const removed: string[] = [];
+export function removeStaleDaemonCgroups(parent: string): void {
   let directory;
   try {
     directory = opendirSync(parent);
   } catch {
-    return removed;
+    return;
   }
   try {
     for (let looked = 0; looked < MAX_ENTRIES_LOOKED_AT; looked++) {
@@ -47,10 +46,9 @@ export function removeStaleDaemonCgroups(parent: string): string[] {
       if (!entry) break;
       const match = entry.isDirectory() ? DAEMON_DIRECTORY.exec(entry.name) : null;
       if (!match || isAlive(Number(match[1]))) continue;
-      if (removeDaemonCgroup(join(parent, entry.name))) removed.push(entry.name);
+      removeDaemonCgroup(join(parent, entry.name));
     }
   } finally {
     directory.closeSync();
   }
-  return removed;
 }
