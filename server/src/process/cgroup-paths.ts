@@ -37,6 +37,15 @@ function unescapeMountPath(path: string): string {
   return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
 }
 
+/** Whether anything lives in the cgroup at `directory` or below it (false once it is gone). */
+export function cgroupPopulated(directory: string): boolean {
+  try {
+    return /^populated 1$/m.test(readFileSync(join(directory, "cgroup.events"), "latin1"));
+  } catch {
+    return false;
+  }
+}
+
 /** Moves the calling process (every thread of it) into the cgroup at `directory`. */
 export function enterCgroup(directory: string): void {
   writeFileSync(join(directory, "cgroup.procs"), "0");

@@ -11,10 +11,10 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { enterCgroup, ownCgroupDirectory } from "./cgroup-paths.js";
+import { cgroupPopulated, enterCgroup, ownCgroupDirectory } from "./cgroup-paths.js";
 import { signalGroup } from "./process-tree.js";
 import { ProcTrees } from "./proc-trees.js";
-import { removeStaleDaemonCgroups } from "./stale-cgroups.js";
+import { removeDaemonCgroup, removeStaleDaemonCgroups } from "./stale-cgroups.js";
 import type { ProcessTrees, TreeHandle } from "./process-trees.js";
 
 /** How often cgroups whose child closed but left processes behind are tried again for removal. */
@@ -25,14 +25,6 @@ function writeQuietly(path: string, text: string): void {
     writeFileSync(path, text);
   } catch {
     // The cgroup is gone already.
-  }
-}
-
-function populated(directory: string): boolean {
-  try {
-    return /^populated 1$/m.test(readFileSync(join(directory, "cgroup.events"), "latin1"));
-  } catch {
-    return false;
   }
 }
 
@@ -181,17 +173,13 @@ export class CgroupTrees implements ProcessTrees {
 
   async dispose(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (populated(this.root) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (cgroupPopulated(this.root) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
-    for (const handles of this.byOwner.values()) for (const handle of handles) handle.remove();
     this.byOwner.clear();
     this.lingering.clear();
-    try {
-      rmdirSync(this.root);
-    } catch {
-      // Something outlived the kill (it can only be stuck in the kernel): left for the spawner or the administrator.
-    }
+    // If something outlived the kill (it can only be stuck in the kernel), the next daemon started here removes it.
+    removeDaemonCgroup(this.root);
   }
 
   private sweep(): void {

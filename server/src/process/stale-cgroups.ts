@@ -16,14 +16,13 @@ const DAEMON_DIRECTORY = /^execmux-(\d+)-[0-9a-f]{8}$/;
 /** At most this many entries of the parent cgroup are looked at: a start costs a bounded read, whatever else lives there. */
 const MAX_ENTRIES_LOOKED_AT = 4_096;
 
-/** Removes a daemon's directory with its per-child cgroups; false if anything still lives in it (rmdir refuses a populated cgroup). */
-export function removeDaemonCgroup(root: string): boolean {
+/** Removes a daemon's directory with its per-child cgroups, unless something still lives in it (rmdir refuses a populated cgroup). */
+export function removeDaemonCgroup(root: string): void {
   try {
     for (const entry of readdirSync(root, { withFileTypes: true })) if (entry.isDirectory()) rmdirSync(join(root, entry.name));
     rmdirSync(root);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  } catch {
+    // Still populated, or gone already.
   }
 }
 

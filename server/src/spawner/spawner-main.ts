@@ -11,9 +11,9 @@
  * protocol.ts for why).
  */
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
+import { cgroupPopulated, enterCgroup, ownCgroupDirectory } from "../process/cgroup-paths.js";
 import { removeDaemonCgroup } from "../process/stale-cgroups.js";
 import { FifoPool, openBothEnds } from "./fifo-pipe.js";
 import { closeInheritedDescriptors } from "./inherited-fds.js";
@@ -244,14 +244,7 @@ function killCgroupTree(root: string): void {
     return; // gone already
   }
   const deadline = Date.now() + 1_000;
-  const populated = () => {
-    try {
-      return /^populated 1$/m.test(readFileSync(join(root, "cgroup.events"), "latin1"));
-    } catch {
-      return false;
-    }
-  };
-  while (populated() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  while (cgroupPopulated(root) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
   // If something is still dying, the next daemon started in this cgroup removes it (stale-cgroups.ts).
   removeDaemonCgroup(root);
 }
