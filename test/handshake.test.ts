@@ -31,6 +31,19 @@ describe("handshake", () => {
     expect(started.result).toEqual({ processId: "p", sandboxType: "none" });
   });
 
+  it("answers calls sent right behind initialize once it has answered, in order, as upstream handles them one at a time", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.connect(daemon.url);
+    // Sent in one turn, so the daemon (in this process) reads all three at once, before initialize has made its session.
+    const initialize = client.request("initialize", { clientName: "pipelined" });
+    client.send({ method: "initialized", params: {} });
+    const start = client.request("process/start", startParams);
+    expect((await start).result).toEqual({ processId: "p", sandboxType: "none" });
+    expect((await initialize).result?.sessionId).toBeDefined();
+    const replies = client.messages.filter((message) => message.method === undefined).map((message) => message.id);
+    expect(replies).toEqual([1, 2]);
+  });
+
   it("allows one initialize per connection", async () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);

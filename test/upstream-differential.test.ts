@@ -29,6 +29,7 @@ import {
   read,
   readBlock,
   start,
+  startParams,
   terminate,
   uri,
   write,
@@ -203,6 +204,17 @@ describeDifferential("handshake", [
   { name: "params that do not decode are -32602 even before initialize", handshake: false, steps: [{ request: "process/start", params: {} }] },
   { name: "a second initialize on one connection", steps: [initialize()] },
   { name: "initialize without clientName, or without params", handshake: false, steps: [{ request: "initialize", params: {} }, { request: "initialize" }] },
+  {
+    name: "initialized and a first exec call sent right behind initialize, before its reply",
+    handshake: false,
+    steps: [
+      { send: { id: "init", method: "initialize", params: CODEX_INITIALIZE } },
+      initialized,
+      { send: { id: "first", method: "process/start", params: startParams("p", "true") } },
+      { reply: "init" },
+      { reply: "first" },
+    ],
+  },
   {
     name: "unknown fields and a trace member are accepted",
     handshake: false,

@@ -72,6 +72,8 @@ export class Connection implements SessionSink {
   private readonly resources = new ConnectionResources();
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** While `initialize` is being answered, later frames wait in the inbound gate, in order. */
+  private answeringInitialize = false;
   private inputEnded = false;
   /** Replies the client has not taken yet; past the bound no further frame is read. */
   private readonly replyBudget: ReplyBudget;
@@ -96,8 +98,13 @@ export class Connection implements SessionSink {
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
     this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
     // Whatever a frame does, its failure ends this connection, never the daemon.
-    this.inbound = new InboundGate(socket, this.replyBudget, this.rateLimiter, (data) => this.guarded(() => this.onFrame(data)), (reason) =>
-      deps.metrics.readPauses.inc({ reason }),
+    this.inbound = new InboundGate(
+      socket,
+      this.replyBudget,
+      this.rateLimiter,
+      (data) => this.guarded(() => this.onFrame(data)),
+      () => this.answeringInitialize,
+      (reason) => deps.metrics.readPauses.inc({ reason }),
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -409,6 +416,9 @@ export class Connection implements SessionSink {
     // Only known method names become labels: a client cannot grow the label set.
     const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
     this.requestsInFlight++;
+    // Nothing else is handled meanwhile (the gate holds later frames), so there is one at a time.
+    const initializing = method === "initialize";
+    if (initializing) this.answeringInitialize = true;
     const afterReply: (() => void)[] = [];
     const reservations: (() => void)[] = [];
     let reply: string;
@@ -433,6 +443,10 @@ export class Connection implements SessionSink {
       for (const task of afterReply) task();
     } finally {
       this.requestsInFlight--;
+      if (initializing) {
+        this.answeringInitialize = false;
+        this.inbound.recheck();
+      }
       this.closeOnceAnswered();
     }
   }

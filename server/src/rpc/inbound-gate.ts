@@ -7,7 +7,10 @@
  *   twice): every frame counts, requests, notifications and garbage alike;
  * - the connection has not had its share of this event-loop turn (a few
  *   milliseconds), so one socket's backlog of frames cannot hold up the
- *   others, whatever each frame costs.
+ *   others, whatever each frame costs;
+ * - no `initialize` is still being answered: a client may send its first
+ *   calls right behind it (upstream handles a connection's requests one at
+ *   a time), and they need the session it makes.
  *
  * Otherwise the socket stops being read: further frames wait in the
  * client's own TCP buffers, not in the daemon. ws hands over every frame of
@@ -29,7 +32,7 @@ export interface ReplyRoom {
   admitsFrames(): boolean;
 }
 
-export type PauseReason = "replies" | "rate" | "turn";
+export type PauseReason = "replies" | "rate" | "turn" | "handshake";
 
 /**
  * Handling time one connection gets per event-loop turn before its next
@@ -56,6 +59,8 @@ export class InboundGate {
     private readonly replies: ReplyRoom,
     private readonly rate: RateLimiter,
     private readonly handle: (data: Buffer) => void,
+    /** True while an `initialize` is being answered; recheck() once it is. */
+    private readonly handshaking: () => boolean,
     /** Told when reading stops, and why. */
     private readonly onPause: (reason: PauseReason) => void = () => undefined,
   ) {}
@@ -104,6 +109,7 @@ export class InboundGate {
 
   /** Why the next frame must wait, if it must. Takes a rate token when it need not. */
   private blockedBy(): PauseReason | undefined {
+    if (this.handshaking()) return "handshake";
     if (!this.replies.admitsFrames()) return "replies";
     const now = performance.now();
     if (this.turnStarted === undefined) {
@@ -125,7 +131,7 @@ export class InboundGate {
       this.pausedFor = reason;
       this.onPause(reason);
     }
-    // Replies: the outbound calls recheck() as it writes. The others pass with time.
+    // Replies: the outbound calls recheck() as it writes; handshake: the connection, once answered. The others pass with time.
     if (reason === "turn") this.retryImmediate ??= setImmediate(() => {
       this.retryImmediate = undefined;
       this.recheck();
