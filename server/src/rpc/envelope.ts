@@ -12,6 +12,7 @@ import {
 } from "@execmux/shared";
 import { frameAround } from "../process/output-buffers.js";
 import { shapeViolation } from "./json-shape.js";
+import { Utf8Text } from "./transport.js";
 
 export type Incoming =
   | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
@@ -93,7 +94,9 @@ export function encodeBinaryOutput(processIdUtf8: Buffer, seq: number, stream: O
 /**
  * `process/output` is the hot path: the base64 payload can be megabytes, and
  * there is nothing in it to escape, so it is spliced in rather than run
- * through JSON.stringify.
+ * through JSON.stringify, and as bytes: base64 is ASCII, so its string is
+ * copied in as it is (latin1), and only the short head needs UTF-8 (a
+ * processId may hold any character).
  */
 export function encodeOutputNotification(
   processIdJson: string,
@@ -101,7 +104,15 @@ export function encodeOutputNotification(
   stream: string,
   data: Uint8Array,
   jsonrpc: boolean,
-): string {
+): Utf8Text {
   const chunk = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
-  return `${prefix(jsonrpc)}"method":"process/output","params":{"processId":${processIdJson},"seq":${seq},"stream":"${stream}","chunk":"${chunk}"}}`;
+  const head = `${prefix(jsonrpc)}"method":"process/output","params":{"processId":${processIdJson},"seq":${seq},"stream":"${stream}","chunk":"`;
+  const headBytes = Buffer.byteLength(head);
+  const frame = Buffer.allocUnsafe(headBytes + chunk.length + OUTPUT_TAIL.length);
+  frame.write(head, 0, "utf8");
+  frame.write(chunk, headBytes, "latin1");
+  frame.write(OUTPUT_TAIL, headBytes + chunk.length, "latin1");
+  return new Utf8Text(frame);
 }
+
+const OUTPUT_TAIL = '"}}';

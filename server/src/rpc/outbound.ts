@@ -9,7 +9,7 @@
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess } from "../process/managed-process.js";
 import { releaseSlab, retainSlab } from "../process/slab-pool.js";
-import type { MessageTransport } from "./transport.js";
+import type { MessageTransport, OutgoingMessage } from "./transport.js";
 
 export interface OutboundLimits {
   /** Stop handing frames to the socket while it buffers more than this. */
@@ -30,7 +30,7 @@ const SHARED_FOR_MS = 100;
 const JSON_CHUNK_BYTES = 64 * 1024;
 
 interface QueuedFrame {
-  readonly frame: string | Buffer;
+  readonly frame: OutgoingMessage;
   readonly bytes: number;
   /** A frame in a read slab (binary output sent where it was read), held until the socket has written it. */
   readonly inSlab: boolean;
@@ -43,7 +43,7 @@ interface ProcessQueue {
 }
 
 export class Outbound {
-  private readonly control: (string | Buffer)[] = [];
+  private readonly control: OutgoingMessage[] = [];
   /** Bytes (UTF-16 units for strings: close enough for a bound) in `control`. */
   private controlBytes = 0;
   private readonly queues = new Map<ManagedProcess, ProcessQueue>();
@@ -78,7 +78,7 @@ export class Outbound {
   ) {}
 
   /** Replies and other frames that are not process output: sent before any queued output. */
-  sendControl(frame: string | Buffer): void {
+  sendControl(frame: OutgoingMessage): void {
     if (this.closed) return;
     this.control.push(frame);
     this.controlBytes += frame.length;
@@ -91,11 +91,11 @@ export class Outbound {
   }
 
   /** A frame of one process (output, exit, close, gap): kept in order per process. `bytes` counts output bytes. */
-  sendProcessFrame(process: ManagedProcess, frame: string | Buffer, bytes: number): void {
+  sendProcessFrame(process: ManagedProcess, frame: OutgoingMessage, bytes: number): void {
     if (this.closed) return;
     const queue = this.queueOf(process);
     if (queue.frames.length === 0) this.ready.push(process);
-    queue.frames.push({ frame, bytes, inSlab: typeof frame !== "string" && retainSlab(frame) });
+    queue.frames.push({ frame, bytes, inSlab: Buffer.isBuffer(frame) && retainSlab(frame) });
     queue.queuedBytes += bytes;
     this.updatePause(process, queue);
     this.pump();
@@ -186,7 +186,7 @@ export class Outbound {
       if (queue.frames.length > 0) this.ready.push(process);
       this.updatePause(process, queue);
       socket.send(next.frame, next.inSlab ? this.releaseWhenSent(next.frame as Buffer) : this.onSent);
-      this.metrics.framesSent.inc(typeof next.frame === "string" ? "notification" : "binary_output");
+      this.metrics.framesSent.inc(Buffer.isBuffer(next.frame) ? "binary_output" : "notification");
     }
     this.wakeWriters();
     this.onProgress();

@@ -14,7 +14,7 @@
  */
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
-import type { MessageTransport } from "../rpc/transport.js";
+import type { MessageTransport, OutgoingMessage } from "../rpc/transport.js";
 
 /**
  * How long the end of the session may wait for a parent that closed stdin to
@@ -24,6 +24,7 @@ import type { MessageTransport } from "../rpc/transport.js";
 const FINAL_FLUSH_LIMIT_MS = 5_000;
 
 const NEWLINE = 0x0a;
+const LINE_END = Buffer.of(NEWLINE);
 
 /** True for a line of nothing but spaces, tabs and carriage returns: skipped, as upstream skips them. */
 function isBlank(line: Buffer): boolean {
@@ -71,14 +72,22 @@ export class StdioTransport implements MessageTransport {
     return this.output.writableLength;
   }
 
-  send(message: string | Buffer, sent: (error?: Error) => void): void {
-    if (typeof message !== "string") throw new TypeError("binary messages cannot travel on stdio");
+  send(message: OutgoingMessage, sent: (error?: Error) => void): void {
+    if (Buffer.isBuffer(message)) throw new TypeError("binary messages cannot travel on stdio");
     if (!this.open) {
       sent(new Error("the stdio transport is closed"));
       return;
     }
-    // One write per message: a line is never split by another message's bytes.
-    this.output.write(`${message}\n`, (error) => sent(error ?? undefined));
+    const done = (error?: Error | null) => sent(error ?? undefined);
+    // One write per message (or two corked into one): a line is never split by another message's bytes.
+    if (typeof message === "string") {
+      this.output.write(`${message}\n`, done);
+      return;
+    }
+    this.output.cork();
+    this.output.write(message.bytes);
+    this.output.write(LINE_END, done);
+    this.output.uncork();
   }
 
   /** Stops reading, lets stdout write out what it holds (within a bound), then reports the close. */

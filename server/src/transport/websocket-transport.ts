@@ -4,7 +4,7 @@
  * over `maxPayload` is refused by `ws` itself, which closes with 1009.
  */
 import type { RawData, WebSocket } from "ws";
-import type { Liveness, MessageTransport } from "../rpc/transport.js";
+import { Utf8Text, type Liveness, type MessageTransport, type OutgoingMessage } from "../rpc/transport.js";
 
 /** Buffer.from(buffer) would copy: a Buffer is passed on where it is. */
 function toBuffer(data: RawData): Buffer {
@@ -51,8 +51,9 @@ export class WebSocketTransport implements MessageTransport {
     return this.socket.bufferedAmount;
   }
 
-  send(message: string | Buffer, sent: (error?: Error) => void): void {
-    this.socket.send(message, sent);
+  send(message: OutgoingMessage, sent: (error?: Error) => void): void {
+    if (message instanceof Utf8Text) this.socket.send(message.bytes, { binary: false }, sent);
+    else this.socket.send(message, sent);
   }
 
   close(code: number, reason: string): void {

@@ -1,0 +1,59 @@
+/**
+ * process/output in JSON is built as UTF-8 bytes, not as a string
+ * (rpc/envelope.ts): it must still be one text message holding exactly the
+ * JSON a string would, whatever the processId and the output bytes are, on
+ * a WebSocket and on stdio.
+ */
+import { describe, expect, it } from "vitest";
+import { encodeOutputNotification } from "../server/dist/rpc/envelope.js";
+import { startTestDaemon } from "./helpers/daemon.js";
+import { StdioPeer } from "./helpers/stdio-peer.js";
+import { WireClient } from "./helpers/wire-client.js";
+
+/** Characters of one, two, three and four UTF-8 bytes, and one JSON must escape. */
+const processId = 'out-é-✓-😀-"q"';
+const everyByte = Buffer.from(Array.from({ length: 256 }, (_, byte) => byte));
+
+const start = (tty = false) => ({
+  processId,
+  // Every byte value from 0 to 255 (octal escapes: printf in sh takes no \x).
+  argv: ["/bin/sh", "-c", `printf '${[...everyByte].map((byte) => `\\${byte.toString(8).padStart(3, "0")}`).join("")}'`],
+  cwd: "/",
+  env: { PATH: "/usr/bin:/bin" },
+  tty,
+});
+
+describe("process/output as JSON", () => {
+  it("encodes the same message a string would, with or without jsonrpc", () => {
+    for (const jsonrpc of [false, true]) {
+      const frame = encodeOutputNotification(JSON.stringify(processId), 7, "stdout", everyByte.subarray(3, 250), jsonrpc);
+      const text = frame.bytes.toString("utf8");
+      expect(frame.length).toBe(Buffer.byteLength(text));
+      expect(JSON.parse(text)).toEqual({
+        ...(jsonrpc ? { jsonrpc: "2.0" } : {}),
+        method: "process/output",
+        params: { processId, seq: 7, stream: "stdout", chunk: everyByte.subarray(3, 250).toString("base64") },
+      });
+    }
+  });
+
+  it("arrives on a WebSocket as text frames with the processId and every byte intact", async () => {
+    const daemon = await startTestDaemon();
+    const client = await WireClient.ready(daemon.url);
+    await client.call("process/start", start());
+    await client.closedOf(processId);
+    expect(client.binaryFrames).toEqual([]);
+    const chunks = client.notifications(processId).filter((message) => message.method === "process/output");
+    expect(Buffer.concat(chunks.map((message) => Buffer.from(String(message.params?.chunk), "base64")))).toEqual(everyByte);
+  });
+
+  it("arrives on stdio as one line per message with the processId and every byte intact", async () => {
+    const peer = StdioPeer.execmux();
+    await peer.ready();
+    await peer.call("process/start", start());
+    await peer.next((message) => message.method === "process/closed" && message.params?.processId === processId);
+    const chunks = peer.messages.filter((message) => message.method === "process/output" && message.params?.processId === processId);
+    expect(Buffer.concat(chunks.map((message) => Buffer.from(String(message.params?.chunk), "base64")))).toEqual(everyByte);
+    expect(peer.lines.length).toBe(peer.messages.length);
+  });
+});
