@@ -15,18 +15,21 @@ const BURST = 4_000_000;
 const spawner = new Spawner();
 afterAll(() => spawner.stop());
 
-/** Runs `head -c BURST /dev/zero` on a PTY with a listener that hogs the event loop. */
-function burstWithBusyListener(): Promise<{ received: number; exitCode: number | null }> {
+/** Runs `argv` on a PTY with a listener that hogs the event loop, so the child writes ahead and the daemon reads in bursts. */
+function burstWithBusyListener(argv = ["head", "-c", String(BURST), "/dev/zero"]): Promise<{ received: number; exitCode: number | null; output: Buffer }> {
   return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
     let received = 0;
     let exitCode: number | null = null;
     let ended = false;
+    const done = () => resolve({ received, exitCode, output: Buffer.concat(chunks) });
     spawnPty(
       spawner,
-      { file: "head", args: ["-c", String(BURST), "/dev/zero"], arg0: undefined, cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, pipeStdin: false, cols: 80, rows: 24, cgroup: undefined },
+      { file: argv[0]!, args: argv.slice(1), arg0: undefined, cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, pipeStdin: false, cols: 80, rows: 24, cgroup: undefined },
       {
         output: (_stream, data) => {
           received += data.length;
+          chunks.push(Buffer.from(data));
           const until = Date.now() + 1;
           while (Date.now() < until) {
             // A busy daemon: encoding and sending other sessions' output.
@@ -34,11 +37,11 @@ function burstWithBusyListener(): Promise<{ received: number; exitCode: number |
         },
         exited: (code) => {
           exitCode = code;
-          if (ended) resolve({ received, exitCode });
+          if (ended) done();
         },
         streamEnded: () => {
           ended = true;
-          if (exitCode !== null) resolve({ received, exitCode });
+          if (exitCode !== null) done();
         },
       },
     ).catch(reject);
@@ -52,6 +55,15 @@ describe("PTY output is lossless", () => {
       expect(received).toBe(BURST);
       expect(exitCode).toBe(0);
     }
+  });
+
+  it("keeps a fast writer's bytes in order, each once, however its reads are batched", async () => {
+    const { output, exitCode } = await burstWithBusyListener(["seq", "1", "300000"]);
+    expect(exitCode).toBe(0);
+    // The terminal turns each newline into CR LF (onlcr).
+    const expected = Array.from({ length: 300_000 }, (_, index) => `${index + 1}\r\n`).join("");
+    expect(output.length).toBe(expected.length);
+    expect(output.toString("latin1") === expected).toBe(true);
   });
 
   it("delivers every byte of 24 concurrent PTY bursts over the protocol", async () => {
