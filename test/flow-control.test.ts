@@ -89,14 +89,14 @@ describe("flow control", () => {
     expect(outputBytes(client, "f")).toBe(3_000_000);
   });
 
-  it("holds each process to the smaller shared window while another process of the socket also sends output", async () => {
+  it.each([false, true])("holds each process to the smaller shared window while another process of the socket also sends output (tty %s)", async (tty) => {
     const daemon = await startTestDaemon({ sharedAckWindowBytes: 65_536 });
     const client = await WireClient.connect(daemon.url);
     const result = await client.call("initialize", { clientName: "shared", ackWindowBytes: 16 * 1024 * 1024 });
     expect(result).toMatchObject({ ackWindowBytes: 16 * 1024 * 1024, sharedAckWindowBytes: 65_536 });
     client.send({ method: "initialized" });
     const start = (processId: string, script: string) =>
-      client.call("process/start", { processId, argv: ["sh", "-c", script], cwd: "/", env: { PATH }, tty: false });
+      client.call("process/start", { processId, argv: ["sh", "-c", script], cwd: "/", env: { PATH }, tty });
     await start("ticker", "while :; do echo tick; sleep 0.01; done");
     await vi.waitUntil(() => client.output("ticker").includes("tick"));
     // Alone, this flood would fit in the client's 16 MiB window and never pause.
@@ -134,6 +134,43 @@ describe("chunk sizes", () => {
     const binary = await sizesFor(true);
     expect(binary.reduce((sum, size) => sum + size, 0)).toBe(8_000_000);
     expect(Math.max(...binary)).toBeLessThanOrEqual(256 * 1024);
+  });
+
+  it("keeps a fast PTY writer's chunks within 64 KiB, and within a quarter of a small credit window", async () => {
+    const daemon = await startTestDaemon();
+    const sizesFor = async (ackWindowBytes: number | undefined) => {
+      const client = await WireClient.connect(daemon.url);
+      await client.call("initialize", { clientName: "pty-sizes", binaryOutput: true, ...(ackWindowBytes ? { ackWindowBytes } : {}) });
+      client.send({ method: "initialized" });
+      await client.call("process/start", { processId: "fast", argv: ["head", "-c", "4000000", "/dev/zero"], cwd: "/", env: { PATH }, tty: true });
+      let acked = 0;
+      let received = 0;
+      await vi.waitUntil(
+        () => {
+          received = client.binaryFrames.reduce((sum, frame) => sum + decodeBinaryOutputFrame(frame)!.data.length, 0);
+          if (ackWindowBytes && received > acked) {
+            client.send({ method: "process/ack", params: { processId: "fast", bytes: received - acked } });
+            acked = received;
+          }
+          return client.notifications("fast").some((message) => message.method === "process/closed");
+        },
+        { timeout: 20_000, interval: 5 },
+      );
+      const sizes = client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!.data.length);
+      client.close();
+      await client.closed;
+      return sizes;
+    };
+    const free = await sizesFor(undefined);
+    expect(free.reduce((sum, size) => sum + size, 0)).toBe(4_000_000);
+    expect(Math.max(...free)).toBeLessThanOrEqual(64 * 1024);
+    // A 64 KiB window: chunks of at most a quarter of it, 16 KiB. One read of
+    // the terminal is sized by the kernel (usually 4 KiB, now and then more),
+    // so the bound is checked on nine chunks in ten.
+    const small = await sizesFor(64 * 1024);
+    expect(small.reduce((sum, size) => sum + size, 0)).toBe(4_000_000);
+    const sorted = [...small].sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length * 0.9)]).toBeLessThanOrEqual(16 * 1024);
   });
 });
 

@@ -152,7 +152,7 @@ describe("every execmux process SIGKILLed at once", () => {
       // The forked child is named "sleep" only once it has exec'd: look until it is (bounded), not once.
       const script =
         'sleep 600 & for try in $(seq 100); do found=$(pgrep -P $$ -x sleep) && break; sleep 0.05; done; ' +
-        'echo "bg=$! found=$found outer=$(test -e /proc/' + daemon.pid + ' && echo seen || echo hidden)"; kill $found; wait $!; echo "wait=$?"';
+        'echo "bg=$! found=$found outer=$(test -e /proc/' + daemon.pid + ' && echo seen || echo hidden)"; kill ${found:-$!}; wait $!; echo "wait=$?"';
       await client.call("process/start", { processId, argv: ["sh", "-c", script], cwd: "/", env: { PATH }, tty });
       await vi.waitUntil(() => client.output(processId).includes("wait="), { timeout: 10_000 });
       const [, background, found, outer] = /bg=(\d+) found=(\d*) outer=(\w+)/.exec(client.output(processId)) ?? [];

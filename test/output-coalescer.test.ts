@@ -70,6 +70,20 @@ describe("output coalescer", () => {
     expect(chunks).toEqual(["stdout:ab"]);
   });
 
+  it("never merges past its bound: what would cross it goes out first", () => {
+    const { chunks, coalescer } = collector();
+    coalescer.limitTo(6);
+    coalescer.push("pty", Buffer.from("1234"), "more-waiting");
+    coalescer.push("pty", Buffer.from("5678"), "more-waiting");
+    expect(chunks).toEqual(["pty:1234"]);
+    coalescer.push("pty", Buffer.from("9"));
+    endOfTurn();
+    expect(chunks).toEqual(["pty:1234", "pty:56789"]);
+    // One read larger than the bound still goes out whole, at once.
+    coalescer.push("pty", Buffer.from("abcdefgh"));
+    expect(chunks).toEqual(["pty:1234", "pty:56789", "pty:abcdefgh"]);
+  });
+
   it("keeps streams apart, in order, and flushes what it holds on demand", () => {
     const { chunks, coalescer } = collector();
     coalescer.push("stdout", Buffer.from("out"), "more-waiting");

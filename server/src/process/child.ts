@@ -51,7 +51,7 @@ export interface Child {
   /** Stops reading output so the child blocks on write (flow control). */
   pause(): void;
   resume(): void;
-  /** Flow control: the most output one chunk may hold (a PTY's reads are small anyway). */
+  /** Flow control: the most output one chunk may hold (beyond one read of the kernel's). */
   limitChunks(bytes: number): void;
 }
 

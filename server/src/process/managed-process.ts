@@ -274,6 +274,7 @@ export class ManagedProcess {
   limitChunks(bytes: number): void {
     if (bytes === this.chunkLimit) return;
     this.chunkLimit = bytes;
+    this.coalescer.limitTo(bytes);
     this.child?.limitChunks(bytes);
   }
 

@@ -1,10 +1,13 @@
 /**
  * Merges the small reads of one event-loop turn into one chunk. A PTY read
- * returns at most one kernel buffer (about 4 KiB), so a burst arrives as
- * dozens of reads per turn; numbering, retaining and sending each one costs
- * more than the bytes. Chunks are held only until the end of the current
- * turn (setImmediate), so an echo is not delayed, and only consecutive chunks
- * of the same stream are merged, so stdout/stderr order is kept.
+ * returns at most one kernel buffer (about 4 KiB); spawn-pty.ts reads on
+ * after a full one, but what arrives between bursts still comes in small
+ * reads, and numbering, retaining and sending each one costs more than the
+ * bytes. A chunk never grows past the flow-control bound (`maxBytes`):
+ * what would cross it goes out first. Chunks are held only until the end
+ * of the current turn (setImmediate), so an echo is not delayed, and only
+ * consecutive chunks of the same stream are merged, so stdout/stderr order
+ * is kept.
  *
  * A pipe says when a read emptied it ("drained"): then nothing more of that
  * stream can come this turn, and the chunk goes out at once rather than after
@@ -40,15 +43,23 @@ export class OutputCoalescer {
   private scheduled: NodeJS.Immediate | undefined;
   private held: NodeJS.Timeout | undefined;
 
+  /** The most one merged chunk holds: MAX_MERGED_BYTES, or less under flow control (limitTo). */
+  private maxBytes = MAX_MERGED_BYTES;
+
   constructor(private readonly emit: (stream: OutputStream, data: Buffer) => void) {}
 
+  /** Flow control's bound on one chunk (a single read larger than it still goes out whole). */
+  limitTo(bytes: number): void {
+    this.maxBytes = Math.min(MAX_MERGED_BYTES, bytes);
+  }
+
   push(stream: OutputStream, data: Buffer, read?: ReadHint): void {
-    if (this.stream !== undefined && this.stream !== stream) this.flush();
+    if (this.stream !== undefined && (this.stream !== stream || this.bytes + data.length > this.maxBytes)) this.flush();
     this.stream = stream;
     this.parts.push(data);
     retainSlab(data);
     this.bytes += data.length;
-    if (read === "drained" || this.bytes >= MAX_MERGED_BYTES) this.flush();
+    if (read === "drained" || this.bytes >= this.maxBytes) this.flush();
     else if (read === "more-waiting" && this.scheduled === undefined) this.held ??= setTimeout(() => this.flush(), HOLD_MS);
     else this.scheduled ??= setImmediate(() => this.flush());
   }

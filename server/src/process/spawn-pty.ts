@@ -31,19 +31,25 @@ const FULL_READ_BYTES = 4096 - 1;
 const BURST_BYTES = 64 * 1024;
 
 /**
- * `first` (a full read) and whatever the terminal holds right after it, up
- * to BURST_BYTES. Stops at EAGAIN (nothing more now) or EIO (the child's
- * side is closed: libuv's next read sees it too and ends the stream).
- * `full`: the burst filled up, so the writer is still ahead.
+ * Where bursts are read into. Reads are synchronous, so one buffer serves
+ * every terminal; it is replaced only when a burst is handed on in it.
  */
-function readBurst(fd: number, first: Buffer): { data: Buffer; full: boolean } {
-  const burst = Buffer.allocUnsafeSlow(BURST_BYTES);
+let scratch: Buffer | undefined;
+
+/**
+ * `first` (a full read) and whatever the terminal holds right after it, up
+ * to `capBytes` (at most BURST_BYTES). Stops at EAGAIN (nothing more now) or
+ * EIO (the child's side is closed: libuv's next read sees it too and ends
+ * the stream). `full`: the burst filled up, so the writer is still ahead.
+ */
+function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean } {
+  const burst = (scratch ??= Buffer.allocUnsafeSlow(BURST_BYTES));
   let length = first.copy(burst);
   let full = true;
-  while (BURST_BYTES - length >= FULL_READ_BYTES) {
+  while (capBytes - length >= FULL_READ_BYTES) {
     let read: number;
     try {
-      read = readSync(fd, burst, length, BURST_BYTES - length, null);
+      read = readSync(fd, burst, length, capBytes - length, null);
     } catch {
       read = 0;
     }
@@ -54,9 +60,12 @@ function readBurst(fd: number, first: Buffer): { data: Buffer; full: boolean } {
     length += read;
   }
   if (length === first.length) return { data: first, full };
-  // Retained output keeps its buffer alive: a burst that stopped short is copied out rather than pin a mostly empty one.
   const data = burst.subarray(0, length);
-  return { data: length * 4 >= BURST_BYTES * 3 ? data : Buffer.from(data), full };
+  // Retained output keeps its buffer alive: a burst under three quarters of
+  // it is copied out (so it pins at most a third more than its size).
+  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(data), full };
+  scratch = undefined;
+  return { data, full };
 }
 
 /** The terminal's VEOF character, as node-pty configures it. */
@@ -152,9 +161,14 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
     if (error && !ended) drainAfterHangup(fd, (data) => events.output("pty", data));
     return destroy(error);
   };
+  /** Flow control's bound on one chunk (limitChunks), for bursts. */
+  let burstCap = BURST_BYTES;
   reader.on("data", (data: Buffer) => {
-    if (data.length < FULL_READ_BYTES) return events.output("pty", data);
-    const burst = readBurst(fd, data);
+    const fullRead = data.length >= FULL_READ_BYTES;
+    // Read on only when nothing read before waits in the stream still: what
+    // is read now would overtake it. (A paused tty.ReadStream holds one read.)
+    if (!fullRead || reader.readableLength > 0) return events.output("pty", data, fullRead ? "more-waiting" : undefined);
+    const burst = readBurst(fd, data, burstCap);
     events.output("pty", burst.data, burst.full ? "more-waiting" : undefined);
   });
   reader.on("error", (error: NodeJS.ErrnoException) => {
@@ -199,8 +213,9 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
     resume() {
       reader.resume();
     },
-    limitChunks() {
-      // A PTY read returns at most a few KiB.
+    limitChunks(bytes) {
+      // A single read may still exceed a smaller bound: the kernel decides its size.
+      burstCap = Math.min(BURST_BYTES, Math.max(FULL_READ_BYTES, bytes));
     },
   };
 }
