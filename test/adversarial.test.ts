@@ -181,10 +181,14 @@ describe("replies a client never takes", () => {
     await client.call("process/start", { processId: "out", argv: ["head", "-c", String(MiB), "/dev/zero"], cwd: "/", env: {} });
     await client.closedOf("out");
     client.pauseReading();
-    for (let index = 0; index < 20; index++) client.send({ id: 500 + index, method: "process/read", params: { processId: "out", afterSeq: 0 } });
+    // Past the first, each read holds one chunk (at most 64 KiB for a JSON
+    // client), and the kernel's socket buffers take several MB before the
+    // daemon sees any of it unsent: enough reads to pass both.
+    const READS_IN_ORDER = 200;
+    for (let index = 0; index < READS_IN_ORDER; index++) client.send({ id: 500 + index, method: "process/read", params: { processId: "out", afterSeq: 0 } });
     await vi.waitFor(async () => expect(await pausesFor(daemon.url, "replies")).toBeGreaterThan(0), { timeout: 10_000 });
     client.resumeReading();
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, index) => client.next((message) => message.id === 500 + index)));
+    const replies = await Promise.all(Array.from({ length: READS_IN_ORDER }, (_, index) => client.next((message) => message.id === 500 + index)));
     type Chunk = { seq: number; chunk: string };
     const bytesOf = (chunks: Chunk[]) => chunks.reduce((sum, chunk) => sum + Buffer.from(chunk.chunk, "base64").length, 0);
     for (const reply of replies) {
@@ -206,7 +210,7 @@ describe("replies a client never takes", () => {
     }
     expect(total).toBe(MiB);
     const order = client.messages.filter((message) => typeof message.id === "number" && message.id >= 500).map((message) => message.id);
-    expect(order).toEqual(Array.from({ length: 20 }, (_, index) => 500 + index));
+    expect(order).toEqual(Array.from({ length: READS_IN_ORDER }, (_, index) => 500 + index));
   });
 });
 
