@@ -82,19 +82,76 @@ describe("PollAfterInput", () => {
     expect(decisions).toEqual([true]);
   });
 
-  it("stops polling an exchange whose round trips it lengthened, and tries again later", () => {
+  it("stops polling an exchange whose round trips it lengthened, and tries again: soon at first, then every 4096 writes", () => {
     const poller = poll(200);
     const process = {};
     poller.written(process);
     clock += 0.5;
     for (let write = 0; write < TRIAL; write++) exchange(poller, process, 0.2, 0.4);
-    let polled = 0;
-    for (let write = 0; write < 4096; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
-    expect(polled).toBe(0);
-    // The next trial polls again for two blocks.
-    for (let write = 0; write < TRIAL; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
-    expect(polled).toBe(2 * BLOCK);
-    expect(decisions).toEqual([false]);
+    // Between trials nothing polls; each trial polls for its two middle blocks.
+    for (const gap of [256, 512, 1024, 2048, 4096, 4096]) {
+      let polled = 0;
+      for (let write = 0; write < gap; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
+      expect(polled).toBe(0);
+      for (let write = 0; write < TRIAL; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
+      expect(polled).toBe(2 * BLOCK);
+    }
+    // Seven trials; the last decides at the write after it.
+    expect(decisions).toEqual(Array(6).fill(false));
+  });
+
+  describe("the reply of a write it polls after", () => {
+    /** A poller in the polling block of its first trial, and the process it polls for. */
+    const polling = () => {
+      const poller = poll(200);
+      const process = {};
+      poller.written(process);
+      clock += 0.5;
+      for (let write = 0; write < BLOCK; write++) exchange(poller, process, 0.3);
+      settle();
+      return { poller, process };
+    };
+    /** Whether the promise has resolved, after the microtasks already queued ran. */
+    const resolved = async (promise: Promise<void> | undefined) => {
+      let done = false;
+      void promise?.then(() => (done = true));
+      await Promise.resolve();
+      await Promise.resolve();
+      return done;
+    };
+
+    it("waits for the process's answer, not another process's", async () => {
+      const { poller, process } = polling();
+      const held = poller.written(process);
+      expect(held).toBeInstanceOf(Promise);
+      expect(await resolved(held)).toBe(false);
+      poller.answered({});
+      expect(await resolved(held)).toBe(false);
+      poller.answered(process);
+      expect(await resolved(held)).toBe(true);
+    });
+
+    it("goes when the window has passed without an answer, and a later write does not extend its wait", async () => {
+      const { poller, process } = polling();
+      const first = poller.written(process);
+      clock += 0.1;
+      expect(iterate()).toBe(true);
+      const second = poller.written(process);
+      expect(await resolved(first)).toBe(false);
+      clock += 0.1;
+      iterate();
+      expect(await resolved(first)).toBe(true);
+      expect(await resolved(second)).toBe(true);
+    });
+
+    it("is not held when the write does not poll", () => {
+      const poller = poll(200);
+      const process = {};
+      expect(poller.written(process)).toBeUndefined();
+      clock += 0.5;
+      expect(poller.written(process)).toBeUndefined();
+      expect(poll(0).written(process)).toBeUndefined();
+    });
   });
 
   it("decides for each process on its own", () => {

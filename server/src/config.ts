@@ -84,7 +84,7 @@ export const ConfigSchema = Type.Object(
       minimum: 0,
       maximum: 10_000,
       description:
-        "While input arrives less than 1 ms apart (a client exchanging messages with a process quickly), keep polling this many microseconds after each write instead of sleeping, so the answer and the next message are read without waiting for an idle CPU to wake; each exchange times its round trips with and without and polls only where that made them shorter. 0: off.",
+        "While input arrives less than 1 ms apart (a client exchanging messages with a process quickly), keep polling this many microseconds after each write instead of sleeping, so the answer and the next message are read without waiting for an idle CPU to wake; each exchange times its round trips with and without and polls only where that made them shorter. While it polls, the write's reply follows the process's answer, or goes when the window ends. 0: off.",
     }),
     maxMessageBytes: Type.Integer({
       default: 16 * 1024 * 1024,

@@ -287,6 +287,8 @@ export class Connection implements SessionSink {
         this.outbound.sendProcessFrame(process, encodeNotification("process/closed", { processId, seq: event.seq }, this.jsonrpc), 0);
         break;
     }
+    // A write's reply held for this answer follows it (poll-after-input.ts).
+    this.deps.pollAfterInput.answered(process);
   }
 
   private send(frame: string): void {

@@ -30,6 +30,10 @@ export async function processWrite(
             `(limit ${maxStdinBufferBytes}); nothing was written: retry once an earlier write was answered`,
     );
   }
-  if (status === "accepted") connection.deps.pollAfterInput.written(entry);
+  if (status === "accepted") {
+    // In a rapid exchange the reply follows the process's answer (see poll-after-input.ts).
+    const answered = connection.deps.pollAfterInput.written(entry);
+    if (answered) await answered;
+  }
   return { status };
 }
