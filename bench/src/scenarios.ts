@@ -22,18 +22,25 @@ export async function sdkThroughput(url: string, argv: string[], options: { tty:
   }
 }
 
-/** One byte written, the same byte seen back: the round trip in ms. */
+/**
+ * One byte written, the same byte seen back: the round trip in ms, ending
+ * at the echo, which is what a person typing sees (and all websocketd and
+ * the plain client's trips measure). It returns once the write's reply came
+ * too, as a client that awaits its calls goes on: while the daemon polls
+ * after input, that reply follows the echo (rpc/poll-after-input.ts).
+ */
 export async function echoOnce(handle: ProcessHandle): Promise<number> {
   const sent = performance.now();
+  let roundTrip = 0;
   const echoed = new Promise<void>((resolve) => {
     const off = handle.onOutput(() => {
       off();
+      roundTrip = performance.now() - sent;
       resolve();
     });
   });
-  await handle.write("x");
-  await echoed;
-  return performance.now() - sent;
+  await Promise.all([handle.write("x"), echoed]);
+  return roundTrip;
 }
 
 /** Round-trip times in ms, after a warm-up. */
