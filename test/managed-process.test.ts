@@ -53,4 +53,17 @@ describe("ManagedProcess", () => {
     process.childEvents.streamEnded("stderr");
     expect(events).toEqual(["exited:1", "closed:2"]);
   });
+
+  it("knows a write's retry by its writeId, once the first was taken", () => {
+    const { process } = track();
+    const written: string[] = [];
+    process.attach({ ...fakeChild(), stdinOpen: true, write: (data: Buffer) => written.push(data.toString()) });
+    expect(process.isRetry("w-1")).toBe(false);
+    expect(process.write(Buffer.from("x"), "w-1")).toBe("accepted");
+    expect(process.isRetry("w-1")).toBe(true);
+    expect(process.write(Buffer.from("x"), "w-1")).toBe("accepted");
+    expect(written).toEqual(["x"]);
+    expect(process.isRetry("w-2")).toBe(false);
+    expect(process.isRetry(undefined)).toBe(false);
+  });
 });

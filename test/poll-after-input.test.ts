@@ -87,17 +87,20 @@ describe("PollAfterInput", () => {
     const process = {};
     poller.written(process);
     clock += 0.5;
-    for (let write = 0; write < TRIAL; write++) exchange(poller, process, 0.2, 0.4);
-    // Between trials nothing polls; each trial polls for its two middle blocks.
-    for (const gap of [256, 512, 1024, 2048, 4096, 4096]) {
-      let polled = 0;
-      for (let write = 0; write < gap; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
-      expect(polled).toBe(0);
-      for (let write = 0; write < TRIAL; write++) if (exchange(poller, process, 0.2, 0.4)) polled++;
-      expect(polled).toBe(2 * BLOCK);
+    // Where each trial's polling blocks begin: a trial, the write that
+    // decides, the gap, the next trial.
+    const pollsBegin: number[] = [];
+    let pollingBefore = false;
+    for (let write = 0; write < 20_000; write++) {
+      const polled = exchange(poller, process, 0.2, 0.4);
+      if (polled && !pollingBefore) pollsBegin.push(write);
+      pollingBefore = polled;
     }
-    // Seven trials; the last decides at the write after it.
-    expect(decisions).toEqual(Array(6).fill(false));
+    const gaps = pollsBegin.slice(1).map((begin, index) => begin - pollsBegin[index]! - TRIAL - 1);
+    expect(gaps).toEqual([256, 512, 1024, 2048, 4096, 4096, 4096]);
+    // Nine trials in all, each of which stopped polling; the last is still under way.
+    expect(pollsBegin.length).toBe(8);
+    expect(decisions).toEqual(Array(8).fill(false));
   });
 
   describe("the reply of a write it polls after", () => {

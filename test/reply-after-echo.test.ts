@@ -32,7 +32,8 @@ describe("a write's reply in a rapid exchange", () => {
       if (client.messages.indexOf(echoed) < client.messages.indexOf(answer)) echoedFirst++;
       writes++;
     }
-    expect(echoedFirst).toBe(1);
+    // A trial polls only once 64 writes came less than 1 ms apart; a CI machine too busy for that fails here.
+    expect(echoedFirst, `no echo came before its write's reply in ${writes} writes`).toBe(1);
     expect(client.output("cat")).toBe("x".repeat(writes));
     client.close();
   });

@@ -81,7 +81,7 @@ export class Metrics {
   });
   readonly requestDuration = new Histogram({
     name: "execmux_request_duration_seconds",
-    help: "Time to answer a request, by method (long-poll reads include their wait).",
+    help: "Time to answer a request, by method (long-poll reads include their wait, and a process/write while the daemon polls after input its wait for the process's answer).",
     labelNames: ["method"] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
     registers: [this.registry],

@@ -234,6 +234,11 @@ export class ManagedProcess {
 
   private waitingWrite: { readonly writeId: string | undefined; readonly done: Promise<WriteOutcome> } | undefined;
 
+  /** Whether a write with this id was taken already (a retry writes nothing again). */
+  isRetry(writeId: string | null | undefined): boolean {
+    return !!writeId && (this.writeIds.has(writeId) || this.waitingWrite?.writeId === writeId);
+  }
+
   private remember(writeId: string | null | undefined, status: WriteOutcome): WriteOutcome {
     if (writeId && status !== "stdinFull") {
       this.writeIds.set(writeId, status);

@@ -20,13 +20,16 @@
  * trial is repeated every few thousand writes, as load changes.
  *
  * While it polls, the write's reply waits for the process's answer (its
- * next output, exit or close, sent first) or for the window's end, whichever
- * comes first. Building and sending the reply took about 35 µs of a 200 µs
- * round trip on the 2-core AMD VM, all of it before the daemon looked for
- * the echo again; afterwards it is off the echo's path, and the client gets
- * both in one wake-up. Interleaved on that VM with polling on: pipe echo p50
- * 0.195-0.202 ms before, 0.150-0.159 after; PTY 0.188-0.218, 0.149-0.160.
- * Nothing depends on the order: a client matches replies by id.
+ * next output, exit or close, handed to the connection's socket) or for the
+ * window's end, whichever comes first. Building and sending the reply took
+ * about 35 µs of a 200 µs round trip on the 2-core AMD VM, all of it before
+ * the daemon looked for the echo again; afterwards it is off the echo's
+ * path. Interleaved on that VM with polling on: pipe echo p50 0.195-0.202
+ * ms before, 0.150-0.159 after; PTY 0.188-0.218, 0.149-0.160. A process
+ * that prints nothing back costs each polled write's reply the window, and
+ * the trial sees that in its round trips. Nothing depends on the order: a
+ * client matches replies by id (and replies still overtake output that
+ * waits for a backed-up socket, see outbound.ts).
  *
  * It costs CPU only during such an exchange: a write less than RAPID_MS
  * after the one before starts a poll of at most the configured window.

@@ -19,6 +19,7 @@ export async function processWrite(
   if (entry === undefined) return { status: "unknownProcess" };
   if (entry === STARTING) return { status: "starting" };
   const data = Buffer.from(params.chunk, "base64");
+  const retry = entry.isRetry(params.writeId);
   const status = await entry.write(data, params.writeId);
   if (status === "stdinFull") {
     const { maxStdinBufferBytes } = connection.deps.config;
@@ -30,8 +31,8 @@ export async function processWrite(
             `(limit ${maxStdinBufferBytes}); nothing was written: retry once an earlier write was answered`,
     );
   }
-  if (status === "accepted") {
-    // In a rapid exchange the reply follows the process's answer (see poll-after-input.ts).
+  if (status === "accepted" && !retry) {
+    // In a rapid exchange the reply follows the process's answer (see poll-after-input.ts); a retry caused no answer.
     const answered = connection.deps.pollAfterInput.written(entry);
     if (answered) await answered;
   }
