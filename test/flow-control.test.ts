@@ -143,19 +143,18 @@ describe("chunk sizes", () => {
       await client.call("initialize", { clientName: "pty-sizes", binaryOutput: true, ...(ackWindowBytes ? { ackWindowBytes } : {}) });
       client.send({ method: "initialized" });
       await client.call("process/start", { processId: "fast", argv: ["head", "-c", "4000000", "/dev/zero"], cwd: "/", env: { PATH }, tty: true });
+      // Acks whatever arrived, then waits for the next frame (or the close).
+      let closed = false;
+      const closing = client.closedOf("fast").then(() => (closed = true));
       let acked = 0;
-      let received = 0;
-      await vi.waitUntil(
-        () => {
-          received = client.binaryFrames.reduce((sum, frame) => sum + decodeBinaryOutputFrame(frame)!.data.length, 0);
-          if (ackWindowBytes && received > acked) {
-            client.send({ method: "process/ack", params: { processId: "fast", bytes: received - acked } });
-            acked = received;
-          }
-          return client.notifications("fast").some((message) => message.method === "process/closed");
-        },
-        { timeout: 20_000, interval: 5 },
-      );
+      while (!closed) {
+        const received = client.binaryFrames.reduce((sum, frame) => sum + decodeBinaryOutputFrame(frame)!.data.length, 0);
+        if (ackWindowBytes && received > acked) {
+          client.send({ method: "process/ack", params: { processId: "fast", bytes: received - acked } });
+          acked = received;
+        }
+        await Promise.race([client.next((message) => message.method === "binary"), closing]);
+      }
       const sizes = client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!.data.length);
       client.close();
       await client.closed;
