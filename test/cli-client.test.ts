@@ -139,6 +139,9 @@ describe("execmux exec", () => {
     const refused = await runCli(["exec", "--url", daemon.url, "--", "true"], { EXECMUX_TOKEN: "wrong" });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/refused the token \(HTTP 401\)/);
+    const missing = await runCli(["exec", "--url", daemon.url, "--", "true"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/requires a token and none was given \(HTTP 401\)/);
     const accepted = await runCli(["exec", "--url", daemon.url, "--token", "right", "--", "echo", "in"]);
     expect(accepted).toMatchObject({ code: 0, stdout: "in\n" });
   });

@@ -75,7 +75,9 @@ export async function openSocket(url: string, options: SocketOptions): Promise<W
     socket.addEventListener("error", (event) => {
       const message = (event as { message?: string; error?: Error }).error?.message ?? (event as { message?: string }).message;
       const reason = message?.includes(" 401")
-        ? "the daemon refused the token (HTTP 401)"
+        ? options.token === undefined
+          ? "the daemon requires a token and none was given (HTTP 401)"
+          : "the daemon refused the token (HTTP 401)"
         : message?.includes(" 403")
           ? "the daemon refused this origin (HTTP 403)"
           : message;
