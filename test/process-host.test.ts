@@ -5,7 +5,7 @@
  * command while every process keeps running and every client resumes.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -245,6 +245,32 @@ describe("a daemon restart", () => {
     expect(daemon.stderr()).toContain("the process host is gone");
     // Its spawner saw the host go and took every child with it.
     await vi.waitFor(() => expect(isRunning(pid)).toBe(false), { timeout: 15_000 });
+  }, 60_000);
+});
+
+describe("a daemon run under V8's profiler", () => {
+  // --perf-basic-prof opens /tmp/perf-PID.map before any JavaScript runs, and
+  // without close-on-exec: taken for an inherited descriptor and closed, its
+  // number went to the next client socket, and V8 wrote symbol lines into it
+  // ahead of the 101 (the client saw "Expected HTTP/").
+  it("answers every client as usual: the profiler's map file is not taken for an inherited descriptor", async () => {
+    const daemon = await spawnDaemon(await daemonCommand(), { NODE_OPTIONS: "--perf-basic-prof-only-functions" });
+    const host = hostOf(daemon.child.pid!)!;
+    const front = frontOf(host)!;
+    try {
+      for (let client = 0; client < 3; client++) {
+        const wire = await WireClient.ready(daemon.url);
+        const processId = `profiled-${client}`;
+        await wire.call("process/start", { processId, argv: ["echo", "hi"], cwd: "/", env: { PATH: "/usr/bin:/bin" }, tty: false });
+        await wire.closedOf(processId);
+        const output = wire.notifications(processId).filter((message) => message.method === "process/output");
+        expect(Buffer.concat(output.map((message) => Buffer.from(String(message.params?.chunk), "base64"))).toString()).toBe("hi\n");
+        wire.close();
+      }
+    } finally {
+      await stop(daemon);
+      for (const pid of [daemon.child.pid!, host, front]) rmSync(`/tmp/perf-${pid}.map`, { force: true });
+    }
   }, 60_000);
 });
 

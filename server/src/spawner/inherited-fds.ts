@@ -8,7 +8,24 @@
  * is close-on-exec, the IPC channel too (Node marks it when it takes it), so
  * what lacks the flag above stderr was inherited and is closed.
  */
-import { closeSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { basename } from "node:path";
+
+/**
+ * V8's profiling files, opened before any JavaScript runs and without
+ * close-on-exec: --perf-basic-prof's map and --perf-prof's dump. Named after
+ * this very process, so never inherited. Closed, the next accepted socket
+ * would take the number and V8 would write symbol lines into a client's
+ * stream.
+ */
+const ownProfilingFile = (fd: number) => {
+  try {
+    const name = basename(readlinkSync(`/proc/self/fd/${fd}`));
+    return name === `perf-${process.pid}.map` || name === `jit-${process.pid}.dump`;
+  } catch {
+    return false;
+  }
+};
 
 /** O_CLOEXEC as /proc/PID/fdinfo reports it (octal "flags:"), on Linux. */
 const O_CLOEXEC = 0o2000000;
@@ -31,7 +48,7 @@ export function closeInheritedDescriptors(): void {
     } catch {
       continue; // the directory listing's own descriptor, closed by now
     }
-    if ((flags & O_CLOEXEC) !== 0) continue;
+    if ((flags & O_CLOEXEC) !== 0 || ownProfilingFile(fd)) continue;
     try {
       closeSync(fd);
     } catch {
