@@ -231,11 +231,15 @@ describe("binary output frames", () => {
   });
 });
 
-describe("reused read slabs", () => {
-  // Read buffers are reused once nothing holds their bytes (slab-pool.ts), and
-  // the test daemon poisons each one that comes back: bytes released while a
-  // frame still waited for the socket, or while still retained, show up here.
-  it("deliver two streams byte for byte to a client that stalled, and the retained tails again on resume", async () => {
+describe("reused read slabs and JSON frames", () => {
+  // Read buffers and large JSON output frames are reused once nothing holds
+  // their bytes (slab-pool.ts), and the test daemon poisons each one that
+  // comes back: bytes released while a frame still waited for the socket, or
+  // while still retained, show up here.
+  it.each([
+    { mode: "binary frames", binaryOutput: true },
+    { mode: "JSON", binaryOutput: false },
+  ])("deliver two streams byte for byte to a client that stalled, and the retained tails again on resume ($mode)", async ({ binaryOutput }) => {
     const directory = scratchDirectory("slabs");
     const files = ["a", "b"].map((processId) => {
       const path = join(directory, processId);
@@ -246,12 +250,19 @@ describe("reused read slabs", () => {
     // Little retained, so slabs leave the log soon and most reads go into reused ones.
     const daemon = await startTestDaemon({ retainedBytes: 300_000 });
     const received = (client: WireClient, processId: string) =>
-      Buffer.concat(
-        client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!).filter((frame) => frame.processId === processId).map((frame) => frame.data),
-      );
+      binaryOutput
+        ? Buffer.concat(
+            client.binaryFrames.map((frame) => decodeBinaryOutputFrame(frame)!).filter((frame) => frame.processId === processId).map((frame) => frame.data),
+          )
+        : Buffer.concat(
+            client
+              .notifications(processId)
+              .filter((message) => message.method === "process/output")
+              .map((message) => Buffer.from(String(message.params?.chunk), "base64")),
+          );
 
     const client = await WireClient.connect(daemon.url);
-    const { sessionId } = await client.call<{ sessionId: string }>("initialize", { clientName: "stalls", binaryOutput: true });
+    const { sessionId } = await client.call<{ sessionId: string }>("initialize", { clientName: "stalls", binaryOutput });
     client.send({ method: "initialized" });
     client.pauseReading();
     for (const { processId, path } of files) {
@@ -269,7 +280,7 @@ describe("reused read slabs", () => {
 
     const resumed = await WireClient.connect(daemon.url);
     const cursors = Object.fromEntries(files.map(({ processId }) => [processId, 0]));
-    await resumed.call("initialize", { clientName: "resumes", binaryOutput: true, resumeSessionId: sessionId, cursors });
+    await resumed.call("initialize", { clientName: "resumes", binaryOutput, resumeSessionId: sessionId, cursors });
     for (const { processId, bytes } of files) {
       await resumed.closedOf(processId);
       const tail = received(resumed, processId);

@@ -5,7 +5,9 @@
  * a WebSocket and on stdio.
  */
 import { describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { encodeOutputNotification } from "../server/dist/rpc/envelope.js";
+import { releaseSlab, retainSlab } from "../server/dist/process/slab-pool.js";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { StdioPeer } from "./helpers/stdio-peer.js";
 import { WireClient } from "./helpers/wire-client.js";
@@ -34,6 +36,24 @@ describe("process/output as JSON", () => {
         method: "process/output",
         params: { processId, seq: 7, stream: "stdout", chunk: everyByte.subarray(3, 250).toString("base64") },
       });
+    }
+  });
+
+  it("encodes large chunks a piece at a time into pooled frames that join up to the whole chunk's base64", () => {
+    // Around the pooling threshold (8 KiB) and the base64 pieces (12 KiB), up to the largest JSON chunk (64 KiB).
+    for (const size of [8191, 8192, 12 * 1024, 12 * 1024 + 1, 12 * 1024 + 2, 50_001, 64 * 1024]) {
+      const data = randomBytes(size);
+      const frame = encodeOutputNotification(JSON.stringify(processId), 1, "pty", data, true);
+      const message = JSON.parse(frame.bytes.toString("utf8"));
+      expect(message.params.chunk).toBe(data.toString("base64"));
+      expect(frame.length).toBe(frame.bytes.length);
+      // A pooled frame is a slab the caller holds once; a small one is a buffer of its own.
+      const pooled = retainSlab(frame.bytes);
+      expect(pooled).toBe(size >= 8192);
+      if (pooled) {
+        releaseSlab(frame.bytes);
+        releaseSlab(frame.bytes);
+      }
     }
   });
 

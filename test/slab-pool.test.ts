@@ -30,6 +30,17 @@ describe("slab pool", () => {
     releaseSlab(whileFrameHeld);
   });
 
+  it("keeps slabs of each size apart", () => {
+    const small = takeSlab(SIZE);
+    const large = takeSlab(2 * SIZE);
+    releaseSlab(small);
+    releaseSlab(large);
+    const again = takeSlab(2 * SIZE);
+    expect(again.length).toBe(2 * SIZE);
+    expect(again.buffer).toBe(large.buffer);
+    expect(takeSlab(SIZE).buffer).toBe(small.buffer);
+  });
+
   it("ignores buffers that are not slabs", () => {
     const other = Buffer.alloc(SIZE);
     expect(retainSlab(other)).toBe(false);

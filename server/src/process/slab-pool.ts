@@ -1,6 +1,6 @@
 /**
- * Read slabs (output-buffers.ts) are reused once nothing refers to their
- * bytes any more. A 256 MiB stream reads into about a thousand 256 KiB
+ * Read slabs (output-buffers.ts) and large JSON output frames (envelope.ts)
+ * are reused once nothing refers to their bytes any more. A 256 MiB stream reads into about a thousand 256 KiB
  * slabs. Allocated afresh, they are external memory, which V8 counts against
  * its old-generation limit: once that limit had been recomputed (after a few
  * streams), the daemon ran a full mark-compact about every 45 ms while output
@@ -16,21 +16,21 @@
  * is why the tests poison every slab that comes back (poisonReturnedSlabs).
  */
 
-/** Enough for a few streaming processes; beyond it, returned slabs are left to the garbage collector. */
+/** Enough for a few streaming processes, per slab size; beyond it, returned slabs are left to the garbage collector. */
 const POOLED_SLABS = 32;
 /** A pool unused this long is emptied: a daemon that streamed once does not keep the memory. */
 const IDLE_TRIM_MS = 10_000;
 const POISON_BYTE = 0xee;
 
 const holders = new WeakMap<ArrayBufferLike, { count: number }>();
-const free: Buffer[] = [];
+/** Returned slabs by size: read slabs (output-buffers.ts) and JSON output frames (envelope.ts). */
+const free = new Map<number, Buffer[]>();
 let poison = false;
 let trimTimer: NodeJS.Timeout | undefined;
 
 /** A slab of `bytes`, held once (by the caller, the reader). */
 export function takeSlab(bytes: number): Buffer {
-  const slab = free.pop() ?? Buffer.allocUnsafeSlow(bytes);
-  if (slab.length !== bytes) throw new Error(`the slab pool holds ${slab.length}-byte slabs, not ${bytes}`);
+  const slab = free.get(bytes)?.pop() ?? Buffer.allocUnsafeSlow(bytes);
   holders.set(slab.buffer, { count: 1 });
   return slab;
 }
@@ -49,17 +49,19 @@ export function releaseSlab(view: Uint8Array): void {
   if (held === undefined) return;
   if (--held.count > 0) return;
   holders.delete(view.buffer);
-  if (free.length >= POOLED_SLABS) return;
   const slab = Buffer.from(view.buffer);
+  let pooled = free.get(slab.length);
+  if (pooled === undefined) free.set(slab.length, (pooled = []));
+  if (pooled.length >= POOLED_SLABS) return;
   if (poison) slab.fill(POISON_BYTE);
-  free.push(slab);
+  pooled.push(slab);
   if (trimTimer) trimTimer.refresh();
   else trimTimer = setTimeout(trimIdlePool, IDLE_TRIM_MS).unref();
 }
 
 function trimIdlePool(): void {
   trimTimer = undefined;
-  free.length = 0;
+  free.clear();
 }
 
 /** Tests: overwrite every returned slab, so bytes released too early show up as corrupt output. */

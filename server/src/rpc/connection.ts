@@ -8,6 +8,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
@@ -31,7 +32,7 @@ import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
-import type { MessageTransport } from "./transport.js";
+import { Utf8Text, type MessageTransport } from "./transport.js";
 
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
@@ -270,6 +271,8 @@ export class Connection implements SessionSink {
           ? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data)
           : encodeOutputNotification(JSON.stringify(processId), event.seq, event.stream, event.data, this.jsonrpc);
         this.outbound.sendProcessFrame(process, frame, event.data.length);
+        // The encoder's hold on a pooled JSON frame: Outbound keeps its own for as long as it needs the frame.
+        if (frame instanceof Utf8Text) releaseSlab(frame.bytes);
         break;
       }
       case "exited":

@@ -11,7 +11,9 @@ import {
   type RpcErrorBody,
 } from "@execmux/shared";
 import { frameAround } from "../process/output-buffers.js";
+import { takeSlab } from "../process/slab-pool.js";
 import { shapeViolation } from "./json-shape.js";
+import { JSON_CHUNK_BYTES } from "./outbound.js";
 import { Utf8Text } from "./transport.js";
 
 export type Incoming =
@@ -92,11 +94,30 @@ export function encodeBinaryOutput(processIdUtf8: Buffer, seq: number, stream: O
 }
 
 /**
+ * Where a large chunk's `process/output` is built: a pooled buffer
+ * (slab-pool.ts) that fits the largest JSON chunk's base64 and a head,
+ * returned once the socket has written the frame. A buffer of this size
+ * allocated per frame, and the equally large temporary Node allocates for
+ * a base64 string, came as fresh pages from the kernel more often than not
+ * (glibc gives freed memory at the heap's top back): on the 2-core AMD VM
+ * each first touch of a page cost about 30 µs, and in a daemon's first
+ * 256 MiB JSON stream these page faults (about 50,000, four fifths of them
+ * in base64 encoding) doubled the daemon's CPU time.
+ */
+const OUTPUT_FRAME_SLAB_BYTES = 4 * Math.ceil(JSON_CHUNK_BYTES / 3) + 2048;
+/** Smaller chunks are framed in a buffer of their own: Node's pool serves the smallest, and little is touched. */
+const POOLED_FRAME_MIN_DATA_BYTES = 8 * 1024;
+/** Base64 is encoded this much at a time (a multiple of 3, so the pieces join up), keeping Node's temporary small. */
+const BASE64_PIECE_BYTES = 12 * 1024;
+
+/**
  * `process/output` is the hot path: the base64 payload can be megabytes, and
  * there is nothing in it to escape, so it is spliced in rather than run
  * through JSON.stringify, and as bytes: base64 is ASCII, so its string is
  * copied in as it is (latin1), and only the short head needs UTF-8 (a
- * processId may hold any character).
+ * processId may hold any character). A large chunk's frame is a pooled slab,
+ * held once for the caller, which releases it once it has handed the frame
+ * on (Outbound holds its own until the socket wrote it).
  */
 export function encodeOutputNotification(
   processIdJson: string,
@@ -105,14 +126,18 @@ export function encodeOutputNotification(
   data: Uint8Array,
   jsonrpc: boolean,
 ): Utf8Text {
-  const chunk = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const head = `${prefix(jsonrpc)}"method":"process/output","params":{"processId":${processIdJson},"seq":${seq},"stream":"${stream}","chunk":"`;
   const headBytes = Buffer.byteLength(head);
-  const frame = Buffer.allocUnsafe(headBytes + chunk.length + OUTPUT_TAIL.length);
-  frame.write(head, 0, "utf8");
-  frame.write(chunk, headBytes, "latin1");
-  frame.write(OUTPUT_TAIL, headBytes + chunk.length, "latin1");
-  return new Utf8Text(frame);
+  const length = headBytes + 4 * Math.ceil(bytes.length / 3) + OUTPUT_TAIL.length;
+  const pooled = bytes.length >= POOLED_FRAME_MIN_DATA_BYTES && length <= OUTPUT_FRAME_SLAB_BYTES;
+  const frame = pooled ? takeSlab(OUTPUT_FRAME_SLAB_BYTES) : Buffer.allocUnsafe(length);
+  let at = frame.write(head, 0, "utf8");
+  for (let start = 0; start < bytes.length; start += BASE64_PIECE_BYTES) {
+    at += frame.write(bytes.toString("base64", start, start + BASE64_PIECE_BYTES), at, "latin1");
+  }
+  frame.write(OUTPUT_TAIL, at, "latin1");
+  return new Utf8Text(pooled ? frame.subarray(0, length) : frame);
 }
 
 const OUTPUT_TAIL = '"}}';

@@ -9,7 +9,7 @@
 import type { Metrics } from "../metrics.js";
 import type { ManagedProcess } from "../process/managed-process.js";
 import { releaseSlab, retainSlab } from "../process/slab-pool.js";
-import type { MessageTransport, OutgoingMessage } from "./transport.js";
+import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 
 export interface OutboundLimits {
   /** Stop handing frames to the socket while it buffers more than this. */
@@ -27,13 +27,17 @@ const SHARED_FOR_MS = 100;
  * streaming was a third slower than with 64 KiB (bench section 1, about 277
  * against 414 MiB/s in interleaved runs), where binary mode gained.
  */
-const JSON_CHUNK_BYTES = 64 * 1024;
+export const JSON_CHUNK_BYTES = 64 * 1024;
 
 interface QueuedFrame {
   readonly frame: OutgoingMessage;
   readonly bytes: number;
-  /** A frame in a read slab (binary output sent where it was read), held until the socket has written it. */
-  readonly inSlab: boolean;
+  /**
+   * The frame's bytes when they are in a pooled slab (binary output sent
+   * where it was read, a large JSON output frame), held until the socket has
+   * written them.
+   */
+  readonly slab: Buffer | undefined;
 }
 
 interface ProcessQueue {
@@ -95,7 +99,8 @@ export class Outbound {
     if (this.closed) return;
     const queue = this.queueOf(process);
     if (queue.frames.length === 0) this.ready.push(process);
-    queue.frames.push({ frame, bytes, inSlab: Buffer.isBuffer(frame) && retainSlab(frame) });
+    const frameBytes = frame instanceof Utf8Text ? frame.bytes : Buffer.isBuffer(frame) ? frame : undefined;
+    queue.frames.push({ frame, bytes, slab: frameBytes && retainSlab(frameBytes) ? frameBytes : undefined });
     queue.queuedBytes += bytes;
     this.updatePause(process, queue);
     this.pump();
@@ -148,7 +153,7 @@ export class Outbound {
     this.ready.length = 0;
     for (const [process, queue] of this.queues) {
       process.setPaused(this, false);
-      for (const { frame, inSlab } of queue.frames) if (inSlab) releaseSlab(frame as Buffer);
+      for (const { slab } of queue.frames) if (slab) releaseSlab(slab);
     }
     this.queues.clear();
     this.lastSender = undefined;
@@ -185,7 +190,7 @@ export class Outbound {
       if (this.ackWindowBytes !== undefined) queue.unackedBytes += next.bytes;
       if (queue.frames.length > 0) this.ready.push(process);
       this.updatePause(process, queue);
-      socket.send(next.frame, next.inSlab ? this.releaseWhenSent(next.frame as Buffer) : this.onSent);
+      socket.send(next.frame, next.slab ? this.releaseWhenSent(next.slab) : this.onSent);
       this.metrics.framesSent.inc(Buffer.isBuffer(next.frame) ? "binary_output" : "notification");
     }
     this.wakeWriters();
