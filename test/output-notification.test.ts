@@ -40,19 +40,23 @@ describe("process/output as JSON", () => {
   });
 
   it("encodes large chunks a piece at a time into pooled frames that join up to the whole chunk's base64", () => {
-    // Around the pooling threshold (8 KiB) and the base64 pieces (12 KiB), up to the largest JSON chunk (64 KiB).
-    for (const size of [8191, 8192, 12 * 1024, 12 * 1024 + 1, 12 * 1024 + 2, 50_001, 64 * 1024]) {
-      const data = randomBytes(size);
-      const frame = encodeOutputNotification(JSON.stringify(processId), 1, "pty", data, true);
-      const message = JSON.parse(frame.bytes.toString("utf8"));
-      expect(message.params.chunk).toBe(data.toString("base64"));
-      expect(frame.length).toBe(frame.bytes.length);
-      // A pooled frame is a slab the caller holds once; a small one is a buffer of its own.
-      const pooled = retainSlab(frame.bytes);
-      expect(pooled).toBe(size >= 8192);
-      if (pooled) {
-        releaseSlab(frame.bytes);
-        releaseSlab(frame.bytes);
+    // Around the pooling threshold (8 KiB) and the base64 pieces (12 KiB), up to the largest JSON chunk (64 KiB) and
+    // past it (a frame of its own); each size twice, longest first the second time, so a shorter frame is built in a
+    // pooled buffer a longer one filled before it. The longest processId, of characters JSON escapes as six bytes.
+    const sizes = [8191, 8192, 12 * 1024, 12 * 1024 + 1, 12 * 1024 + 2, 50_001, 64 * 1024, 66 * 1024];
+    for (const id of [processId, "\u0001".repeat(256)]) {
+      for (const size of [...sizes, ...[...sizes].reverse()]) {
+        const data = randomBytes(size);
+        const frame = encodeOutputNotification(JSON.stringify(id), 1, "pty", data, true);
+        const message = JSON.parse(frame.bytes.toString("utf8"));
+        expect(message.params).toEqual({ processId: id, seq: 1, stream: "pty", chunk: data.toString("base64") });
+        // A pooled frame is a slab the caller holds once; a small or oversized one is a buffer of its own.
+        const pooled = retainSlab(frame.bytes);
+        expect(pooled).toBe(size >= 8192 && size <= 64 * 1024);
+        if (pooled) {
+          releaseSlab(frame.bytes);
+          releaseSlab(frame.bytes);
+        }
       }
     }
   });

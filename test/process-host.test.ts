@@ -5,7 +5,7 @@
  * command while every process keeps running and every client resumes.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -16,7 +16,7 @@ import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { launchServe, runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
-import { frontOf, hostOf, hostPidOf, isRunning } from "./helpers/procfs.js";
+import { frontOf, hostOf, hostPidOf, isRunning, spawnerOf } from "./helpers/procfs.js";
 import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
@@ -257,7 +257,13 @@ describe("a daemon run under V8's profiler", () => {
     const daemon = await spawnDaemon(await daemonCommand(), { NODE_OPTIONS: "--perf-basic-prof-only-functions" });
     const host = hostOf(daemon.child.pid!)!;
     const front = frontOf(host)!;
+    const spawner = spawnerOf(host)!;
+    // The spawner's map is named after its pid in its own PID namespace (the last of NSpid).
+    const spawnerPid = readFileSync(`/proc/${spawner}/status`, "latin1").match(/^NSpid:(.*)$/m)![1]!.trim().split(/\s+/).pop();
     try {
+      // The front closed what it inherited at its start, but kept its own map open.
+      const frontFiles = readdirSync(`/proc/${front}/fd`).map((fd) => readlinkOrEmpty(`/proc/${front}/fd/${fd}`));
+      expect(frontFiles).toContain(`/tmp/perf-${front}.map`);
       for (let client = 0; client < 3; client++) {
         const wire = await WireClient.ready(daemon.url);
         const processId = `profiled-${client}`;
@@ -269,10 +275,18 @@ describe("a daemon run under V8's profiler", () => {
       }
     } finally {
       await stop(daemon);
-      for (const pid of [daemon.child.pid!, host, front]) rmSync(`/tmp/perf-${pid}.map`, { force: true });
+      for (const pid of [daemon.child.pid!, host, front, spawnerPid]) rmSync(`/tmp/perf-${pid}.map`, { force: true });
     }
   }, 60_000);
 });
+
+const readlinkOrEmpty = (path: string) => {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "";
+  }
+};
 
 describe("the host's socket", () => {
   it("keeps the token out of the host's environment: it has no EXECMUX_* setting but its own", async () => {

@@ -10,7 +10,7 @@
  * releases it when done: the coalescer (until the end of the turn), the
  * output log (until eviction), a process's unannounced events, and Outbound
  * (until the socket has written the frame). The reader holds the slab it is
- * filling. A slab goes back to the pool when the count reaches zero.
+ * filling, and the connection the JSON frame it is handing to Outbound. A slab goes back to the pool when the count reaches zero.
  * A missed release only leaves a slab to the garbage collector; a release
  * too early would hand bytes that are still wanted to the next read, which
  * is why the tests poison every slab that comes back (poisonReturnedSlabs).
@@ -28,7 +28,7 @@ const free = new Map<number, Buffer[]>();
 let poison = false;
 let trimTimer: NodeJS.Timeout | undefined;
 
-/** A slab of `bytes`, held once (by the caller, the reader). */
+/** A slab of `bytes`, held once (by the caller: a reader, or the JSON frame encoder's caller). */
 export function takeSlab(bytes: number): Buffer {
   const slab = free.get(bytes)?.pop() ?? Buffer.allocUnsafeSlow(bytes);
   holders.set(slab.buffer, { count: 1 });

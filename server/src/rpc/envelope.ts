@@ -100,7 +100,7 @@ export function encodeBinaryOutput(processIdUtf8: Buffer, seq: number, stream: O
  * allocated per frame, and the equally large temporary Node allocates for
  * a base64 string, came as fresh pages from the kernel more often than not
  * (glibc gives freed memory at the heap's top back): on the 2-core AMD VM
- * each first touch of a page cost about 30 µs, and in a daemon's first
+ * each first touch of a page cost 20-30 µs, and in a daemon's first
  * 256 MiB JSON stream these page faults (about 50,000, four fifths of them
  * in base64 encoding) doubled the daemon's CPU time.
  */

@@ -6,25 +6,28 @@
  * session could type into another's terminal. The daemon's other Node
  * helpers (confined-call-main.ts) close them the same way. Everything Node and libuv open
  * is close-on-exec, the IPC channel too (Node marks it when it takes it), so
- * what lacks the flag above stderr was inherited and is closed.
+ * what lacks the flag above stderr was inherited and is closed, but for the
+ * files V8's profiling flags open (ownProfilingFile).
  */
 import { closeSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename } from "node:path";
 
 /**
  * V8's profiling files, opened before any JavaScript runs and without
- * close-on-exec: --perf-basic-prof's map and --perf-prof's dump. Named after
+ * close-on-exec: --perf-basic-prof's map (perf-PID.map), --perf-prof's dump
+ * (jit-PID.dump) and --prof's log (isolate-0x...-PID-v8.log). Named after
  * this very process, so never inherited. Closed, the next accepted socket
- * would take the number and V8 would write symbol lines into a client's
- * stream.
+ * would take the number and V8 would write its lines into a client's stream.
  */
 const ownProfilingFile = (fd: number) => {
+  let name: string;
   try {
-    const name = basename(readlinkSync(`/proc/self/fd/${fd}`));
-    return name === `perf-${process.pid}.map` || name === `jit-${process.pid}.dump`;
+    name = basename(readlinkSync(`/proc/self/fd/${fd}`)).replace(/ \(deleted\)$/, "");
   } catch {
     return false;
   }
+  const pid = process.pid;
+  return name === `perf-${pid}.map` || name === `jit-${pid}.dump` || new RegExp(`^isolate-0x[0-9a-f]+-${pid}-v8\\.log$`).test(name);
 };
 
 /** O_CLOEXEC as /proc/PID/fdinfo reports it (octal "flags:"), on Linux. */
