@@ -11,7 +11,6 @@ import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./chil
 import { FdWriter } from "./fd-writer.js";
 import { nativePty } from "./pty-native.js";
 import { ptyCommandLine } from "./pty-wrapper.js";
-import { releaseSlab, takeSlab } from "./slab-pool.js";
 
 /**
  * The most one read of a PTY master returns: the line discipline's buffer
@@ -24,27 +23,16 @@ const FULL_READ_BYTES = 4096 - 1;
  * How far a full read is followed by reads of our own (readBurst). Each
  * read that libuv makes is one call into JavaScript through the stream
  * machinery, which costs more than its 4 KiB: reading on directly while the
- * kernel has more makes a fast writer's burst one call. On a 2-core AMD
- * EPYC VM (family 23), PTY streaming went from 0.42 to 0.56 of a bare
- * node-pty read loop (bench section 2's shape, interleaved runs), and the
- * daemon's reads went from one per event-loop turn to about eight. With
- * 64 KiB bursts four in five chunks of a stream still ended at the cap,
- * and each chunk costs the daemon and the client the same whatever its
- * size (a number, the log, a frame, an ack): on a family-26 EPYC VM,
- * 256 KiB bursts streamed 71.6 against 62.4 MiB/s (medians of five
- * interleaved runs, faster in each pair). A burst is bounded by flow
- * control's chunk bound too (limitChunks): beside another process's
- * output on the same socket, that is a quarter of the shared window.
- * One burst keeps the event loop for at most as long as the kernel takes
- * to hand over 256 KiB of terminal output (about 2-3 ms at 100 MiB/s).
+ * kernel has more makes a fast writer's burst one call. On the 2-core AMD
+ * VM, PTY streaming went from 0.42 to 0.56 of a bare node-pty read loop
+ * (bench section 2's shape, interleaved runs), and the daemon's reads went
+ * from one per event-loop turn to about eight.
  */
-const BURST_BYTES = 256 * 1024;
+const BURST_BYTES = 64 * 1024;
 
 /**
  * Where bursts are read into. Reads are synchronous, so one buffer serves
- * every terminal; it is replaced only when a burst is handed on in it. A
- * pooled slab (slab-pool.ts): a fresh 256 KiB per burst handed on would be
- * 64 pages the kernel hands over one fault at a time.
+ * every terminal; it is replaced only when a burst is handed on in it.
  */
 let scratch: Buffer | undefined;
 
@@ -54,8 +42,8 @@ let scratch: Buffer | undefined;
  * EIO (the child's side is closed: libuv's next read sees it too and ends
  * the stream). `full`: the burst filled up, so the writer is still ahead.
  */
-function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean; inSlab: boolean } {
-  const burst = (scratch ??= takeSlab(BURST_BYTES));
+function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean } {
+  const burst = (scratch ??= Buffer.allocUnsafeSlow(BURST_BYTES));
   let length = first.copy(burst);
   let full = true;
   while (capBytes - length >= FULL_READ_BYTES) {
@@ -71,13 +59,13 @@ function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer;
     }
     length += read;
   }
-  if (length === first.length) return { data: first, full, inSlab: false };
+  if (length === first.length) return { data: first, full };
   const data = burst.subarray(0, length);
   // Retained output keeps its buffer alive: a burst under three quarters of
   // it is copied out (so it pins at most a third more than its size).
-  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(data), full, inSlab: false };
+  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(data), full };
   scratch = undefined;
-  return { data, full, inSlab: true };
+  return { data, full };
 }
 
 /** The terminal's VEOF character, as node-pty configures it. */
@@ -182,8 +170,6 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
     if (!fullRead || reader.readableLength > 0) return events.output("pty", data, fullRead ? "more-waiting" : undefined);
     const burst = readBurst(fd, data, burstCap);
     events.output("pty", burst.data, burst.full ? "more-waiting" : undefined);
-    // The reader's hold on the slab it handed on: whoever keeps the chunk took a hold of its own.
-    if (burst.inSlab) releaseSlab(burst.data);
   });
   reader.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EAGAIN") return;
