@@ -190,7 +190,10 @@ describe("who forks", () => {
   it.each([true, false])("forks the child from the spawner process, never from the daemon (tty %s)", async (tty) => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
-    await start(client, "c", ["sleep", "600"], { tty });
+    // Once it prints, the PTY wrapper has taken the terminal and exec'd it
+    // (the same pid): read earlier, /proc can show no controlling terminal yet.
+    await start(client, "c", ["sh", "-c", "echo ready; exec sleep 600"], { tty });
+    await client.next((message) => message.method === "process/output" && message.params?.processId === "c");
     const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
     const pid = list.processes[0]!.pid;
     const parent = Number(readStat(pid)![1]);
