@@ -179,6 +179,22 @@ function readNonBlocking(fd: number, buffer: Buffer, offset: number, length: num
 }
 
 /**
+ * A pooled slab (slab-pool.ts) of `bytes` with a frame header's room in
+ * front, for readers other than pipes (spawn-pty.ts): the part to read
+ * into, held once by the caller. A chunk of it passed to `withFrameRoom`
+ * goes out as a binary frame in place, like a pipe's.
+ */
+export function takeFramedSlab(bytes: number): Buffer {
+  return takeSlab(HEADROOM_BYTES + bytes).subarray(HEADROOM_BYTES);
+}
+
+/** `chunk`, which must start at the beginning of a takeFramedSlab buffer, marked as having its headroom. */
+export function withFrameRoom(chunk: Buffer): Buffer {
+  withHeadroom.add(chunk);
+  return chunk;
+}
+
+/**
  * `chunk` with `headerBytes` of its headroom in front, as one buffer, or
  * undefined when it has none (the header then has to be copied together with
  * the chunk). The caller writes the header into the first `headerBytes`; a

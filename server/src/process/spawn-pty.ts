@@ -9,7 +9,9 @@ import tty from "node:tty";
 import type { Spawner } from "../spawner/spawner.js";
 import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
 import { FdWriter } from "./fd-writer.js";
+import { takeFramedSlab, withFrameRoom } from "./output-buffers.js";
 import { nativePty } from "./pty-native.js";
+import { releaseSlab } from "./slab-pool.js";
 import { ptyCommandLine } from "./pty-wrapper.js";
 
 /**
@@ -32,7 +34,12 @@ const BURST_BYTES = 64 * 1024;
 
 /**
  * Where bursts are read into. Reads are synchronous, so one buffer serves
- * every terminal; it is replaced only when a burst is handed on in it.
+ * every terminal; it is replaced only when a burst is handed on in it. A
+ * pooled slab with a frame header's room in front (output-buffers.ts), as a
+ * pipe's reads: a fresh 64 KiB per burst, and a fresh frame to copy it into,
+ * were external memory the garbage collector chased (its marking threads
+ * took a tenth of the machine while a PTY streamed, on the 2-core AMD EPYC
+ * VM) and pages the kernel hands over one fault at a time.
  */
 let scratch: Buffer | undefined;
 
@@ -42,8 +49,8 @@ let scratch: Buffer | undefined;
  * EIO (the child's side is closed: libuv's next read sees it too and ends
  * the stream). `full`: the burst filled up, so the writer is still ahead.
  */
-function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean } {
-  const burst = (scratch ??= Buffer.allocUnsafeSlow(BURST_BYTES));
+function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean; inSlab: boolean } {
+  const burst = (scratch ??= takeFramedSlab(BURST_BYTES));
   let length = first.copy(burst);
   let full = true;
   while (capBytes - length >= FULL_READ_BYTES) {
@@ -59,13 +66,12 @@ function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer;
     }
     length += read;
   }
-  if (length === first.length) return { data: first, full };
-  const data = burst.subarray(0, length);
+  if (length === first.length) return { data: first, full, inSlab: false };
   // Retained output keeps its buffer alive: a burst under three quarters of
   // it is copied out (so it pins at most a third more than its size).
-  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(data), full };
+  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(burst.subarray(0, length)), full, inSlab: false };
   scratch = undefined;
-  return { data, full };
+  return { data: withFrameRoom(burst.subarray(0, length)), full, inSlab: true };
 }
 
 /** The terminal's VEOF character, as node-pty configures it. */
@@ -170,6 +176,8 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
     if (!fullRead || reader.readableLength > 0) return events.output("pty", data, fullRead ? "more-waiting" : undefined);
     const burst = readBurst(fd, data, burstCap);
     events.output("pty", burst.data, burst.full ? "more-waiting" : undefined);
+    // The reader's hold on the slab it handed on: whoever keeps the chunk took a hold of its own.
+    if (burst.inSlab) releaseSlab(burst.data);
   });
   reader.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EAGAIN") return;
