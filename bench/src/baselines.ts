@@ -122,6 +122,12 @@ export async function nodeRelayEcho(roundTrips: number): Promise<number[]> {
   }
 }
 
+/** Spawns per second of `/usr/bin/true` from a bare Node process of its own (bare-spawn.ts). */
+export function bareSpawnRate(total: number, inFlight: number): number {
+  const script = fileURLToPath(new URL("./bare-spawn.js", import.meta.url));
+  return Number(execFileSync(process.execPath, [script, String(total), String(inFlight)], { encoding: "utf8" }).trim());
+}
+
 /** Bytes per second of a bare node-pty read loop in this process. */
 export async function barePtyThroughput(bytes: number): Promise<number> {
   const require = createRequire(import.meta.url);
