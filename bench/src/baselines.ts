@@ -128,6 +128,24 @@ export function bareSpawnRate(total: number, inFlight: number): number {
   return Number(execFileSync(process.execPath, [script, String(total), String(inFlight)], { encoding: "utf8" }).trim());
 }
 
+/**
+ * Milliseconds for the machine itself to end `count` of section 5's bash
+ * loops (scale.ts), without execmux: a shell starts them, then SIGTERMs
+ * them all at once and waits for each. On a paravirtualized VM tearing
+ * down a process costs far more than elsewhere (4,096 of these loops took
+ * 5.2 s there), so the daemon's shutdown is held to what it adds.
+ */
+export function bareTeardownMs(count: number, loop: string): number {
+  const script = [
+    'dir=$(mktemp -d); mkfifo "$dir/in"; exec 3<>"$dir/in"; rm -r "$dir"',
+    `for i in $(seq ${count}); do bash -c '${loop}' <&3 >/dev/null & done`,
+    // Every loop has started once its first read waits (a bash that has not exec'd yet still counts as this shell's job).
+    'sleep 2; started=$(date +%s%N); kill -TERM $(jobs -p); wait',
+    'echo $(( ($(date +%s%N) - started) / 1000000 ))',
+  ].join("\n");
+  return Number(execFileSync("bash", ["-c", script], { encoding: "utf8" }).trim());
+}
+
 /** Bytes per second of a bare node-pty read loop in this process. */
 export async function barePtyThroughput(bytes: number): Promise<number> {
   const require = createRequire(import.meta.url);

@@ -51,6 +51,8 @@ export interface ShutdownResult {
  * daemon, decided the delivery delay.
  */
 const LINE_INTERVAL_S = 4;
+/** What each process runs. */
+export const SCALE_LOOP = `while :; do echo $EPOCHREALTIME; read -t ${LINE_INTERVAL_S}; done`;
 /** A second of quiet after the last start: the start burst's backlog is not what is measured. */
 const SETTLE_MS = 1000;
 /** How long the shutdown is waited for before the processes still there are reported. */
@@ -85,7 +87,7 @@ export async function scaleToLimit(daemon: DaemonProcess, options: ScaleOptions)
       clients.map(async (client) => {
         const started: ProcessHandle[] = [];
         for (let index = 0; index < options.perSession; index++) {
-          const handle = await client.start({ argv: ["bash", "-c", `while :; do echo $EPOCHREALTIME; read -t ${LINE_INTERVAL_S}; done`], pipeStdin: true });
+          const handle = await client.start({ argv: ["bash", "-c", SCALE_LOOP], pipeStdin: true });
           handle.onOutput(onLine);
           started.push(handle);
         }
