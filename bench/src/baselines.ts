@@ -130,20 +130,24 @@ export function bareSpawnRate(total: number, inFlight: number): number {
 
 /**
  * Milliseconds for the machine itself to end `count` of section 5's bash
- * loops (scale.ts), without execmux: a shell starts them, then SIGTERMs
- * them all at once and waits for each. On a paravirtualized VM tearing
- * down a process costs far more than elsewhere (4,096 of these loops took
- * 5.2 s there), so the daemon's shutdown is held to what it adds.
+ * loops (`loop`, scale.ts), without execmux: a shell starts them, waits
+ * until each has said it runs, then SIGTERMs them all at once and waits for
+ * each. On a paravirtualized VM tearing down a process costs far more than
+ * elsewhere (4,096 of these loops took 5-6 s there), so the daemon's
+ * shutdown is held to what it adds. Whatever ends the shell early (the
+ * timeout, Ctrl-C) ends the loops too: background jobs of a script ignore
+ * SIGINT, and each holds the FIFO it reads open, so none would end alone.
  */
 export function bareTeardownMs(count: number, loop: string): number {
   const script = [
-    'dir=$(mktemp -d); mkfifo "$dir/in"; exec 3<>"$dir/in"; rm -r "$dir"',
-    `for i in $(seq ${count}); do bash -c '${loop}' <&3 >/dev/null & done`,
-    // Every loop has started once its first read waits (a bash that has not exec'd yet still counts as this shell's job).
-    'sleep 2; started=$(date +%s%N); kill -TERM $(jobs -p); wait',
+    'dir=$(mktemp -d); mkfifo "$dir/in" "$dir/ready"; exec 3<>"$dir/in" 4<>"$dir/ready"; rm -r "$dir"',
+    "trap 'kill $(jobs -p) 2>/dev/null' EXIT INT TERM",
+    `for i in $(seq ${count}); do bash -c 'echo >&4; exec 4>&-; eval "$LOOP"' <&3 >/dev/null & done`,
+    `for i in $(seq ${count}); do read -r -u 4; done`,
+    'started=$(date +%s%N); kill -TERM $(jobs -p); wait',
     'echo $(( ($(date +%s%N) - started) / 1000000 ))',
   ].join("\n");
-  return Number(execFileSync("bash", ["-c", script], { encoding: "utf8" }).trim());
+  return Number(execFileSync("bash", ["-c", script], { encoding: "utf8", env: { ...process.env, LOOP: loop }, timeout: 600_000 }).trim());
 }
 
 /** Bytes per second of a bare node-pty read loop in this process. */

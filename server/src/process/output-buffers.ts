@@ -170,7 +170,7 @@ class SlabReader {
  * Bytes read; 0 when there are none yet (EAGAIN), none any more (EOF) or the
  * read failed: libuv's own next read reports the last two as usual.
  */
-function readNonBlocking(fd: number, buffer: Buffer, offset: number, length: number): number {
+export function readNonBlocking(fd: number, buffer: Buffer, offset: number, length: number): number {
   try {
     return readSync(fd, buffer, offset, length, null);
   } catch {

@@ -9,7 +9,7 @@ import tty from "node:tty";
 import type { Spawner } from "../spawner/spawner.js";
 import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
 import { FdWriter } from "./fd-writer.js";
-import { takeFramedSlab, withFrameRoom } from "./output-buffers.js";
+import { readNonBlocking, takeFramedSlab, withFrameRoom } from "./output-buffers.js";
 import { nativePty } from "./pty-native.js";
 import { releaseSlab } from "./slab-pool.js";
 import { ptyCommandLine } from "./pty-wrapper.js";
@@ -54,12 +54,7 @@ function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer;
   let length = first.copy(burst);
   let full = true;
   while (capBytes - length >= FULL_READ_BYTES) {
-    let read: number;
-    try {
-      read = readSync(fd, burst, length, capBytes - length, null);
-    } catch {
-      read = 0;
-    }
+    const read = readNonBlocking(fd, burst, length, capBytes - length);
     if (read === 0) {
       full = false;
       break;
@@ -68,7 +63,7 @@ function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer;
   }
   if (length === first.length) return { data: first, full, inSlab: false };
   // Retained output keeps its buffer alive: a burst under three quarters of
-  // it is copied out (so it pins at most a third more than its size).
+  // it is copied out (so it pins at most about a third more than its size, with the header room).
   if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(burst.subarray(0, length)), full, inSlab: false };
   scratch = undefined;
   return { data: withFrameRoom(burst.subarray(0, length)), full, inSlab: true };
