@@ -10,22 +10,12 @@
  * Arguments: total, inFlight.
  */
 import { spawn } from "node:child_process";
+import { ratePerSecond } from "./stats.js";
 
-const total = Number(process.argv[2]);
-const inFlight = Number(process.argv[3]);
-let next = 0;
 const one = () =>
   new Promise<void>((resolve, reject) => {
     const child = spawn("/usr/bin/true", [], { stdio: "ignore" });
     child.once("error", reject);
     child.once("exit", () => resolve());
   });
-const worker = async () => {
-  while (next < total) {
-    next++;
-    await one();
-  }
-};
-const started = performance.now();
-await Promise.all(Array.from({ length: inFlight }, worker));
-console.log(total / ((performance.now() - started) / 1000));
+console.log(await ratePerSecond(Number(process.argv[2]), Number(process.argv[3]), one));

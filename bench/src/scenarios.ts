@@ -3,7 +3,7 @@ import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client
 import WebSocket from "ws";
 import { DaemonProcess } from "./daemon-process.js";
 import { Relay } from "./relay.js";
-import { ECHO_WARM_UP_TRIPS, percentile, sortNumbers } from "./stats.js";
+import { ECHO_WARM_UP_TRIPS, percentile, ratePerSecond, sortNumbers } from "./stats.js";
 
 const MiB = 1024 * 1024;
 
@@ -82,17 +82,7 @@ export async function echoLatency(
 
 /** Processes per second, start to closed, of `true`: one at a time or `inFlight` at once. */
 export async function spawnRate(client: ExecmuxClient, total: number, inFlight: number): Promise<number> {
-  const started = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < total) {
-      next++;
-      const handle = await client.start({ argv: ["true"] });
-      await handle.wait();
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  return total / ((performance.now() - started) / 1000);
+  return ratePerSecond(total, inFlight, async () => (await client.start({ argv: ["true"] })).wait());
 }
 
 /**

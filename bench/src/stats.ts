@@ -66,3 +66,17 @@ export interface Row {
 
 /** run.ts's record(), for sections in files of their own. */
 export type Recorder = (row: Row) => void;
+
+/** Runs `one` `total` times, `inFlight` at once; completions per second. */
+export async function ratePerSecond(total: number, inFlight: number, one: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      next++;
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return total / ((performance.now() - started) / 1000);
+}

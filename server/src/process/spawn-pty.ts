@@ -49,7 +49,7 @@ let scratch: Buffer | undefined;
  * EIO (the child's side is closed: libuv's next read sees it too and ends
  * the stream). `full`: the burst filled up, so the writer is still ahead.
  */
-function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean; inSlab: boolean } {
+function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer; full: boolean } {
   const burst = (scratch ??= takeFramedSlab(BURST_BYTES));
   let length = first.copy(burst);
   let full = true;
@@ -61,12 +61,12 @@ function readBurst(fd: number, first: Buffer, capBytes: number): { data: Buffer;
     }
     length += read;
   }
-  if (length === first.length) return { data: first, full, inSlab: false };
+  if (length === first.length) return { data: first, full };
   // Retained output keeps its buffer alive: a burst under three quarters of
   // it is copied out (so it pins at most about a third more than its size, with the header room).
-  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(burst.subarray(0, length)), full, inSlab: false };
+  if (length * 4 < BURST_BYTES * 3) return { data: Buffer.from(burst.subarray(0, length)), full };
   scratch = undefined;
-  return { data: withFrameRoom(burst.subarray(0, length)), full, inSlab: true };
+  return { data: withFrameRoom(burst.subarray(0, length)), full };
 }
 
 /** The terminal's VEOF character, as node-pty configures it. */
@@ -171,8 +171,10 @@ export async function spawnPty(spawner: Spawner, spec: SpawnSpec, events: ChildE
     if (!fullRead || reader.readableLength > 0) return events.output("pty", data, fullRead ? "more-waiting" : undefined);
     const burst = readBurst(fd, data, burstCap);
     events.output("pty", burst.data, burst.full ? "more-waiting" : undefined);
-    // The reader's hold on the slab it handed on: whoever keeps the chunk took a hold of its own.
-    if (burst.inSlab) releaseSlab(burst.data);
+    // The reader's hold on the slab it handed on: whoever keeps the chunk
+    // took a hold of its own. (A no-op for a chunk that is no slab: the
+    // first read, or a burst copied out.)
+    releaseSlab(burst.data);
   });
   reader.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EAGAIN") return;
