@@ -1,6 +1,7 @@
 /**
  * What execmux is compared with in the same run: websocketd (Debian's
- * package, installed here if missing) and a bare node-pty read loop.
+ * package, installed here if missing), a bare node-pty read loop and the
+ * least Node relay (node-relay.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -106,20 +107,42 @@ export async function websocketdEcho(binary: string, roundTrips: number): Promis
   }
 }
 
-/** The same through node-relay.ts (ws and a piped `cat`, nothing else), in its own process. */
-export async function nodeRelayEcho(roundTrips: number): Promise<number[]> {
+/** Runs `use` with node-relay.ts started in a process of its own, at the relay's base URL. */
+async function withNodeRelay<T>(use: (url: string) => Promise<T>): Promise<T> {
   const relay = spawn(process.execPath, [fileURLToPath(new URL("./node-relay.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
   try {
     const port = await new Promise<string>((resolve, reject) => {
       createInterface({ input: relay.stdout! }).once("line", resolve);
       relay.once("exit", (code) => reject(new Error(`node-relay exited with ${code}`)));
     });
-    return await rawEcho(`ws://127.0.0.1:${port}`, roundTrips);
+    return await use(`ws://127.0.0.1:${port}`);
   } finally {
     const exited = new Promise((resolve) => relay.once("exit", resolve));
     relay.kill();
     await exited;
   }
+}
+
+/** The same through node-relay.ts (ws and a piped `cat`, nothing else). */
+export function nodeRelayEcho(roundTrips: number): Promise<number[]> {
+  return withNodeRelay((url) => rawEcho(url, roundTrips));
+}
+
+/**
+ * Bytes per second of `head -c bytes /dev/zero` on a PTY through
+ * node-relay.ts (node-pty, ws, nothing else) to this process: section 2's
+ * stream with the least a Node daemon must add to the bare loop, a socket
+ * and a client process. Timed from the connect, as the SDK's run is.
+ */
+export function nodeRelayPtyThroughput(bytes: number): Promise<number> {
+  return withNodeRelay(async (url) => {
+    const started = performance.now();
+    const socket = new WebSocket(`${url}/pty?bytes=${bytes}`);
+    let received = 0;
+    socket.on("message", (data: Buffer) => (received += data.length));
+    await new Promise((resolve, reject) => socket.once("close", resolve).once("error", reject));
+    return received / ((performance.now() - started) / 1000);
+  });
 }
 
 /** Spawns per second of `/usr/bin/true` from a bare Node process of its own (bare-spawn.ts). */

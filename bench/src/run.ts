@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { connect } from "@execmux/client";
 import { adversarial } from "./adversarial.js";
-import { barePtyThroughput, bareSpawnRate, bareTeardownMs, ensureWebsocketd, nodeRelayEcho, websocketdEcho, websocketdThroughput } from "./baselines.js";
+import { barePtyThroughput, bareSpawnRate, bareTeardownMs, ensureWebsocketd, nodeRelayEcho, nodeRelayPtyThroughput, websocketdEcho, websocketdThroughput } from "./baselines.js";
 import { DaemonProcess } from "./daemon-process.js";
 import { describeMachine, type Machine } from "./machine.js";
 import { plainEcho } from "./plain-scenarios.js";
@@ -106,11 +106,15 @@ async function main(): Promise<void> {
   }
   // 2. PTY throughput.
   if (wanted(2)) {
-    const { bare, pty } = await repeatInterleaved(RUNS, {
+    const { bare, relay, pty } = await repeatInterleaved(RUNS, {
       bare: async () => mibps(await barePtyThroughput(STREAM_BYTES)),
+      relay: async () => mibps(await nodeRelayPtyThroughput(STREAM_BYTES)),
       pty: async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: true, binaryOutput: true })),
     });
     record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median, target: ">= 0.9 x bare node-pty", met: pty.median / bare.median >= 0.9 });
+    // Context, not a target: the bare loop has no socket and no client
+    // process; the least Node relay (node-relay.ts) has both and nothing else.
+    record({ scenario: "2. throughput, PTY, vs least Node relay", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "node-pty + ws relay", value: relay }, ratio: pty.median / relay.median });
   }
   // 3. Echo latency.
   if (wanted(3)) {
