@@ -109,39 +109,49 @@ export async function websocketdEcho(binary: string, roundTrips: number): Promis
 
 /** Runs `use` with node-relay.ts started in a process of its own, at the relay's base URL. */
 async function withNodeRelay<T>(use: (url: string) => Promise<T>): Promise<T> {
-  const relay = spawn(process.execPath, [fileURLToPath(new URL("./node-relay.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
+  const relay = spawn(process.execPath, [fileURLToPath(new URL("./node-relay.js", import.meta.url))], { stdio: ["pipe", "pipe", "inherit"] });
+  // Listened for from the start: a relay that dies early must fail the measure, not leave the end waiting for an exit already past.
+  const exited = new Promise<void>((resolve) => relay.once("exit", () => resolve()));
   try {
     const port = await new Promise<string>((resolve, reject) => {
       createInterface({ input: relay.stdout! }).once("line", resolve);
+      relay.once("error", reject);
       relay.once("exit", (code) => reject(new Error(`node-relay exited with ${code}`)));
     });
     return await use(`ws://127.0.0.1:${port}`);
   } finally {
-    const exited = new Promise((resolve) => relay.once("exit", resolve));
-    relay.kill();
+    if (relay.exitCode === null && relay.signalCode === null) relay.kill();
     await exited;
   }
 }
 
-/** The same through node-relay.ts (ws and a piped `cat`, nothing else). */
+/** Round-trip times (ms) of one byte through node-relay.ts's piped `cat`. */
 export function nodeRelayEcho(roundTrips: number): Promise<number[]> {
   return withNodeRelay((url) => rawEcho(url, roundTrips));
 }
 
 /**
+ * What node-pty's own reads lose of a child's last output (node-relay.ts);
+ * a stream short by more than this was cut, not measured.
+ */
+const RELAY_TAIL_SLACK_BYTES = 128 * 1024;
+
+/**
  * Bytes per second of `head -c bytes /dev/zero` on a PTY through
- * node-relay.ts (node-pty, ws, nothing else) to this process: section 2's
- * stream with the least a Node daemon must add to the bare loop, a socket
- * and a client process. Timed from the connect, as the SDK's run is.
+ * node-relay.ts to this process, timed from the socket's opening as the
+ * SDK's run is timed from its connection.
  */
 export function nodeRelayPtyThroughput(bytes: number): Promise<number> {
   return withNodeRelay(async (url) => {
-    const started = performance.now();
     const socket = new WebSocket(`${url}/pty?bytes=${bytes}`);
+    let started = performance.now();
     let received = 0;
+    socket.once("open", () => (started = performance.now()));
     socket.on("message", (data: Buffer) => (received += data.length));
-    await new Promise((resolve, reject) => socket.once("close", resolve).once("error", reject));
-    return received / ((performance.now() - started) / 1000);
+    const code = await new Promise<number>((resolve, reject) => socket.once("close", resolve).once("error", reject));
+    const seconds = (performance.now() - started) / 1000;
+    if (code !== 1000 || received < bytes - RELAY_TAIL_SLACK_BYTES) throw new Error(`node-relay's PTY stream ended early: ${received} of ${bytes} bytes, close code ${code}`);
+    return received / seconds;
   });
 }
 

@@ -112,8 +112,7 @@ async function main(): Promise<void> {
       pty: async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: true, binaryOutput: true })),
     });
     record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median, target: ">= 0.9 x bare node-pty", met: pty.median / bare.median >= 0.9 });
-    // Context, not a target: the bare loop has no socket and no client
-    // process; the least Node relay (node-relay.ts) has both and nothing else.
+    // Context, not a target: the same stream through the least Node relay (node-relay.ts).
     record({ scenario: "2. throughput, PTY, vs least Node relay", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "node-pty + ws relay", value: relay }, ratio: pty.median / relay.median });
   }
   // 3. Echo latency.
