@@ -189,7 +189,7 @@ export async function barePtyThroughput(bytes: number): Promise<number> {
   const pty = require("node-pty") as typeof import("node-pty");
   const started = performance.now();
   let received = 0;
-  const terminal = pty.spawn("head", ["-c", String(bytes), "/dev/zero"], { encoding: null } as never);
+  const terminal = pty.spawn("head", ["-c", String(bytes), "/dev/zero"], { encoding: null });
   terminal.onData((data: string | Buffer) => (received += data.length));
   await new Promise((resolve) => terminal.onExit(resolve));
   return received / ((performance.now() - started) / 1000);

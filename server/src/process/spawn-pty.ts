@@ -4,7 +4,7 @@
  * forks the child onto the slave (spawner-main.ts), through the wrapper in
  * pty-wrapper.ts, so the daemon itself never forks.
  */
-import { closeSync, constants, openSync, readSync } from "node:fs";
+import { closeSync, constants, openSync } from "node:fs";
 import tty from "node:tty";
 import type { Spawner } from "../spawner/spawner.js";
 import { SpawnError, type Child, type ChildEvents, type SpawnSpec } from "./child.js";
@@ -81,16 +81,8 @@ const EOF_CHARACTER = Buffer.from([4]);
  */
 function drainAfterHangup(fd: number, deliver: (data: Buffer) => void): void {
   const buffer = Buffer.allocUnsafe(64 * 1024);
-  for (;;) {
-    let length: number;
-    try {
-      length = readSync(fd, buffer);
-    } catch {
-      return; // EIO: all read; EAGAIN: nothing left to read now
-    }
-    if (length === 0) return;
-    deliver(Buffer.from(buffer.subarray(0, length)));
-  }
+  // 0: EIO (all read) or EAGAIN (nothing left to read now).
+  for (let length; (length = readNonBlocking(fd, buffer, 0, buffer.length)) > 0; ) deliver(Buffer.from(buffer.subarray(0, length)));
 }
 
 /**
