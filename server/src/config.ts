@@ -7,10 +7,16 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
+import { stateDirectoryPath } from "./host/host-protocol.js";
 
 export const ConfigSchema = Type.Object(
   {
+    config: Type.String({
+      default: "",
+      description: "A JSON file with any of these options (camelCase keys); the environment and flags override it.",
+    }),
     listen: Type.String({
       default: "ws://127.0.0.1:7373",
       pattern: "^(wss?://|stdio(://)?$)",
@@ -229,6 +235,81 @@ const kebab = (key: string) => key.replace(/[A-Z]/g, (letter) => `-${letter.toLo
 const envName = (key: string) => `EXECMUX_${key.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
 
 export const configKeys = Object.keys(ConfigSchema.properties) as ConfigKey[];
+
+/**
+ * What each setting's value is, as far as sandboxes care. "daemon-file": a
+ * file or directory the daemon reads a secret from or keeps to itself (token
+ * files, shared secrets, keys, the config file, its state); every sandbox
+ * hides it, whatever the profile grants (daemonFiles). Every setting is
+ * listed, so a new one cannot be added without saying which it is.
+ */
+const VALUE_KINDS = {
+  config: "daemon-file",
+  listen: "setting",
+  retainedBytes: "setting",
+  closedRetentionMs: "setting",
+  processContainment: "setting",
+  spawnerPidNamespace: "setting",
+  killGraceMs: "setting",
+  sessionTtlMs: "setting",
+  pingIntervalMs: "setting",
+  pingTimeoutMs: "setting",
+  socketHighWaterBytes: "setting",
+  processQueueBytes: "setting",
+  sharedAckWindowBytes: "setting",
+  replyQueueBytes: "setting",
+  pollAfterInputMicros: "setting",
+  maxMessageBytes: "setting",
+  token: "setting",
+  tokenFile: "daemon-file",
+  wsAuth: "setting",
+  wsTokenFile: "daemon-file",
+  wsTokenSha256: "setting",
+  wsSharedSecretFile: "daemon-file",
+  wsIssuer: "setting",
+  wsAudience: "setting",
+  wsMaxClockSkewSeconds: "setting",
+  allowedOrigins: "setting",
+  allowedHosts: "setting",
+  insecureNoAuth: "setting",
+  tlsCert: "daemon-file",
+  tlsKey: "daemon-file",
+  metricsNeedToken: "setting",
+  maxSessions: "setting",
+  maxSessionsPerClient: "setting",
+  maxConnectionsPerClient: "setting",
+  maxDetachedSessions: "setting",
+  maxProcessesPerSession: "setting",
+  maxProcesses: "setting",
+  maxClosedProcessesPerSession: "setting",
+  maxStdinBufferBytes: "setting",
+  maxRetainedBytesTotal: "setting",
+  maxArgvEnvBytes: "setting",
+  maxRequestsPerSecond: "setting",
+  maxLongPolls: "setting",
+  maxHttpRequests: "setting",
+  maxHttpBodyBytes: "setting",
+  handshakeTimeoutMs: "setting",
+  idleTimeoutMs: "setting",
+  processHost: "setting",
+  stateDirectory: "daemon-file",
+  logPretty: "setting",
+  logLevel: "setting",
+} as const satisfies Record<ConfigKey, "setting" | "daemon-file">;
+
+/**
+ * Every file and directory the configuration names for the daemon alone (see
+ * VALUE_KINDS), absolute (the sandbox resolves symlinks): the state
+ * directory where it is when not configured.
+ */
+export function daemonFiles(config: Config): string[] {
+  return configKeys.flatMap((key) => {
+    if (VALUE_KINDS[key] !== "daemon-file") return [];
+    if (key === "stateDirectory") return [stateDirectoryPath(config.stateDirectory)];
+    const value = config[key];
+    return typeof value === "string" && value !== "" ? [resolve(value)] : [];
+  });
+}
 export const flagOf = (key: ConfigKey) => `--${kebab(key)}`;
 export const envOf = (key: ConfigKey) => envName(key);
 
@@ -246,7 +327,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ConfigError(`config file ${path} must hold a JSON object`);
   }
   for (const key of Object.keys(parsed)) {
-    if (!configKeys.includes(key as ConfigKey)) throw new ConfigError(`unknown option "${key}" in config file ${path}`);
+    if (!configKeys.includes(key as ConfigKey) || key === "config") throw new ConfigError(`unknown option "${key}" in config file ${path}`);
   }
   return parsed as Record<string, unknown>;
 }
@@ -299,6 +380,8 @@ export function loadConfig(
     raw[key] = value;
   }
   Object.assign(raw, overrides);
+  // The file actually read, whatever else named one: every sandbox hides it (daemonFiles).
+  raw.config = configFile ?? "";
   if (!validateConfig(raw)) throw new ConfigError(`invalid configuration: ${describeErrors(validateConfig.errors ?? [], raw).join("; ")}`);
   return raw as Config;
 }
@@ -353,8 +436,7 @@ export function configMarkdownTable(): string {
 }
 
 export function describeOptions(): string {
-  const configLine = `  ${"--config FILE".padEnd(22)} ${"EXECMUX_CONFIG".padEnd(30)} default none\n      A JSON file with any of the options below (camelCase keys); env and flags override it.\n`;
-  return configLine + configKeys
+  return configKeys
     .map((key) => {
       const schema = ConfigSchema.properties[key] as { default: unknown; description: string };
       return `  ${flagOf(key).padEnd(22)} ${envOf(key).padEnd(30)} default ${JSON.stringify(schema.default)}\n      ${schema.description}`;

@@ -1,5 +1,5 @@
 export { startDaemon, type Daemon } from "./daemon.js";
-export { loadConfig, ConfigSchema, configMarkdownTable, type Config, ConfigError } from "./config.js";
+export { loadConfig, ConfigSchema, configMarkdownTable, daemonFiles, type Config, ConfigError } from "./config.js";
 export { poisonReturnedSlabs } from "./process/slab-pool.js";
 export {
   prepareFsSandbox,

@@ -4,7 +4,7 @@
  * HTTP and WebSockets in front of it; stdio-daemon.ts, stdin and stdout.
  */
 import type { FastifyBaseLogger } from "fastify";
-import type { Config } from "./config.js";
+import { daemonFiles, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
 import { createProcessTrees } from "./process/process-trees.js";
 import type { WebSocket } from "ws";
@@ -77,7 +77,9 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     metrics,
     log,
   });
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput });
+  // What no sandbox may see: the files the configuration names for the daemon alone, and its spawner's FIFOs.
+  const hiddenPaths = [...daemonFiles(config), spawner.fifoDirectory];
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths });
   return {
     registry,
     metrics,

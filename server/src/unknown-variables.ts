@@ -7,7 +7,6 @@ import { configKeys, envOf } from "./config.js";
 
 /** Variables read outside the daemon's configuration schema. */
 const OTHER_VARIABLES = [
-  "EXECMUX_CONFIG", // config file (config.ts)
   "EXECMUX_URL", // client commands (commands/client-args.ts)
   "EXECMUX_SESSION",
   "EXECMUX_DEBUG", // stack traces on errors (cli.ts)

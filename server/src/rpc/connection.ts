@@ -41,6 +41,8 @@ export interface ConnectionDeps {
   readonly metrics: Metrics;
   readonly spawner: Spawner;
   readonly pollAfterInput: PollAfterInput;
+  /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
+  readonly hiddenPaths: readonly string[];
 }
 
 /** Who is on the other end, for upstream's wording of a parse error. */

@@ -18,7 +18,6 @@ import { writesWholeDisk } from "./whole-disk.js";
 
 export { isLikelySandboxDenied } from "./sandbox-denied.js";
 export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
-export { daemonHiddenPaths } from "./hidden-paths.js";
 export { readsWholeDisk, writesWholeDisk } from "./whole-disk.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 export type { SandboxPolicy } from "./policy.js";

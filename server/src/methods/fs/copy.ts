@@ -7,12 +7,14 @@ import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { SessionContext } from "../context.js";
 import { fsPath } from "./fs-path.js";
 import { runWriteOperation } from "./run-operation.js";
-import { fsConfinement } from "./sandbox-gate.js";
+import { mappingFsErrors } from "./fs-error.js";
+import { fsConfinement, hiddenFilesFor } from "./sandbox-gate.js";
 
 export async function fsCopy(params: ParamsOf<"fs/copy">, context: SessionContext): Promise<ResultOf<"fs/copy">> {
   const source = fsPath(params.sourcePath);
   const destination = fsPath(params.destinationPath);
   const confinement = await fsConfinement(params.sandbox, "write", context);
+  if (!confinement) await mappingFsErrors(async () => (await hiddenFilesFor(params.sandbox, context))?.checkPath(source, false));
   await runWriteOperation(confinement, "copyPath", [source, destination, params.recursive, confinement !== undefined], context.signal);
   return {};
 }

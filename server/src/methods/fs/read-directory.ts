@@ -11,7 +11,8 @@ import { fsPath } from "./fs-path.js";
 import { MAX_READ_DIRECTORY_ENTRIES } from "./limits.js";
 import { withReplyLane } from "./reply-lane.js";
 import { runReadOperation } from "./run-operation.js";
-import { fsConfinement } from "./sandbox-gate.js";
+import { mappingFsErrors } from "./fs-error.js";
+import { fsConfinement, hiddenFilesFor } from "./sandbox-gate.js";
 
 export async function fsReadDirectory(
   params: ParamsOf<"fs/readDirectory">,
@@ -21,6 +22,7 @@ export async function fsReadDirectory(
   // In the lane at once (before any await): replies take turns in the order requests came.
   return withReplyLane(context, async () => {
     const confinement = await fsConfinement(params.sandbox, "read", context);
+    if (!confinement) await mappingFsErrors(async () => (await hiddenFilesFor(params.sandbox, context))?.checkPath(path));
     const { entries, overLimit } = await runReadOperation(confinement, "directoryListing", [path], context.signal);
     if (overLimit) {
       throw internalError(

@@ -18,7 +18,7 @@ import { openForReadFile, readToEnd } from "./read-operations.js";
 import { wholeFileReads } from "./read-budget.js";
 import { withReplyLane } from "./reply-lane.js";
 import { runReadOperation } from "./run-operation.js";
-import { fsConfinement } from "./sandbox-gate.js";
+import { fsConfinement, hiddenFilesFor } from "./sandbox-gate.js";
 
 /** A file's size as reported is what the daemon reserves; one smaller than this reserves this much. */
 const SMALLEST_RESERVATION = 64 * 1024;
@@ -50,9 +50,11 @@ export async function fsReadFile(params: ParamsOf<"fs/readFile">, context: Sessi
         setImmediate(release);
       }
     }
+    const hidden = await hiddenFilesFor(params.sandbox, context);
     return mappingFsErrors(async () => {
       const { file, size } = await openForReadFile(path, followSymlinks);
       try {
+        await hidden?.checkOpened(file, path);
         await reserveReplyRoom(context, replyBytesFor(Math.max(size, SMALLEST_RESERVATION)));
         // A file that grows past its reported size (a /proc file reports 0)
         // overshoots its reservation by at most the cap.

@@ -7,11 +7,11 @@
  */
 import type { FileSystemSandboxEntry, WireFileSystemSandboxContext } from "@execmux/shared";
 import { invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
-import { daemonHiddenPaths } from "../../sandbox/hidden-paths.js";
 import { prepareFsSandbox, type PreparedFsSandbox } from "../../sandbox/index.js";
 import { readsWholeDisk, writesWholeDisk } from "../../sandbox/whole-disk.js";
 import type { HandlerContext } from "../context.js";
 import { pathUriError } from "./fs-path.js";
+import { HiddenFiles } from "./hidden-files.js";
 
 export type FsAccess = "read" | "write";
 
@@ -53,7 +53,7 @@ export async function fsConfinement(
   if (!sandbox) return undefined;
   checkContextPaths(sandbox);
   if (access === "read" ? readsWholeDisk(sandbox.permissions) : writesWholeDisk(sandbox.permissions)) return undefined;
-  return prepareFsSandbox(sandbox, { hiddenPaths: daemonHiddenPaths(connection.deps.config, connection.deps.spawner) });
+  return prepareFsSandbox(sandbox, { hiddenPaths: connection.deps.hiddenPaths });
 }
 
 /**
@@ -66,4 +66,17 @@ export function checkDirectRead(sandbox: WireFileSystemSandboxContext | null | u
   if (!sandbox) return;
   checkContextPaths(sandbox);
   if (!readsWholeDisk(sandbox.permissions)) throw invalidRequest("sandboxed filesystem operations require configured runtime paths");
+}
+
+/**
+ * What a call under a sandbox profile must not reach when it runs in the
+ * daemon (the profile reads or writes the whole disk): the daemon's own
+ * files, which a confined call's mounts hide (hidden-files.ts). Undefined
+ * without a sandbox: such a client may reach anything.
+ */
+export function hiddenFilesFor(
+  sandbox: WireFileSystemSandboxContext | null | undefined,
+  { connection }: Pick<HandlerContext, "connection">,
+): Promise<HiddenFiles> | undefined {
+  return sandbox ? HiddenFiles.of(connection.deps.hiddenPaths) : undefined;
 }

@@ -19,7 +19,7 @@ import { MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES } from "./limits
 import { SmallestNames } from "./name-order.js";
 import { pathMetadata } from "./path-metadata.js";
 import { withReplyLane } from "./reply-lane.js";
-import { checkDirectRead } from "./sandbox-gate.js";
+import { checkDirectRead, hiddenFilesFor } from "./sandbox-gate.js";
 import { MetadataLookahead } from "./walk-lookahead.js";
 import { WalkFull, WalkOutcome } from "./walk-outcome.js";
 
@@ -39,6 +39,7 @@ export async function fsWalk(params: ParamsOf<"fs/walk">, context: SessionContex
   const root = fsPath(params.path);
   checkDirectRead(params.sandbox);
   return withReplyLane(context, async () => {
+    await mappingFsErrors(async () => (await hiddenFilesFor(params.sandbox, context))?.checkPath(root));
     const { stats, isSymlink } = await mappingFsErrors(() => pathMetadata(root));
     const outcome = new WalkOutcome();
     if (!stats.isDirectory() || (isSymlink && !params.options.followDirectorySymlinks)) return outcome.result;

@@ -9,7 +9,6 @@ import { spawnPipe } from "../../process/spawn-pipe.js";
 import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
-import { daemonHiddenPaths } from "../../sandbox/hidden-paths.js";
 import { prepareProcessSandbox } from "../../sandbox/index.js";
 import type { ProcessContext } from "../context.js";
 
@@ -69,7 +68,7 @@ async function start(
   const sandbox = params.sandbox
     ? await prepareProcessSandbox(params.sandbox, {
         processCwd: cwd,
-        hiddenPaths: daemonHiddenPaths(config, connection.deps.spawner),
+        hiddenPaths: connection.deps.hiddenPaths,
         enforceManagedNetwork: params.enforceManagedNetwork ?? false,
         managedNetwork: params.managedNetwork != null,
       })
