@@ -9,7 +9,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
-import { stateDirectoryPath } from "./host/host-protocol.js";
+import { stateDirectoryPath } from "./host/state-directory.js";
 
 export const ConfigSchema = Type.Object(
   {

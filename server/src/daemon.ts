@@ -15,32 +15,10 @@ import type { Config } from "./config.js";
 import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
 import { loggerOptions } from "./logger.js";
-import type { WebSocket } from "ws";
-import { canHandOver, handOver } from "./host/front-handoff.js";
-import { relayClient, type RelayedClient } from "./host/front-relay.js";
-import { RelayedWebSocket } from "./host/relayed-websocket.js";
-import { attachHost, type HostClient } from "./host/host-client.js";
-import type { AdoptedClient } from "./host/host-protocol.js";
 import type { Metrics } from "./metrics.js";
-import type { PeerDescription } from "./rpc/connection.js";
 import type { Runtime } from "./runtime.js";
-import { settleWithin } from "./settle-within.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
-
-/** What the HTTP side needs from whatever runs the sessions: this process, or a process host. */
-interface Backend {
-  /** A client's WebSocket, authorized: it now speaks JSON-RPC to the sessions. */
-  accept(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger): void;
-  ready(): Promise<boolean>;
-  metrics(): Promise<{ contentType: string; text: string }>;
-  /** Terminates every process tree and stops. */
-  close(): Promise<void>;
-  /** The listener could not start: let go of what was taken for it (by default, close). */
-  abandon?(): Promise<void>;
-  /** The class ws makes each client's WebSocket of (a relay's does not parse frames). */
-  readonly webSocketClass?: typeof WebSocket;
-}
 
 export interface Listener {
   /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
@@ -53,22 +31,21 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** A daemon whose sessions live in this process (the library's and the tests' daemon). */
+/**
+ * The daemon: its listener, and the runtime behind it (the sessions, and the
+ * process host where every process lives).
+ */
 export interface Daemon extends Listener {
   readonly registry: SessionRegistry;
   readonly metrics: Metrics;
+  readonly runtime: Runtime;
+  /**
+   * Stops listening and lets go of the process host, leaving it every
+   * session and process for the next daemon (SIGUSR2: a restart, an
+   * upgrade). Clients are told to come back (close 1012) and resume there.
+   */
+  leave(): Promise<void>;
 }
-
-/** A daemon whose sessions live in the process host (host/host-main.ts) that forked it and outlives it: `execmux serve`. */
-export interface FrontDaemon extends Listener {
-  /** Its `lost` resolves if the host dies under this front (every session went with it). */
-  readonly host: HostClient;
-  /** Lets go of the host, leaving it every session (a restart, an upgrade); the process should exit next. */
-  handOver(): Promise<void>;
-}
-
-/** How long a daemon handing over waits for the client sockets still on their way to the host. */
-const HAND_OVER_WAIT_MS = 5_000;
 
 /** The one path that upgrades to the JSON-RPC WebSocket. */
 const RPC_PATH = "/";
@@ -78,113 +55,29 @@ const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 export async function startDaemon(config: Config): Promise<Daemon> {
   let runtime: Runtime | undefined;
   const listener = await startListener(config, async (log) => {
-    // Loaded here: a daemon whose sessions live in a process host never needs it.
-    const { startRuntime } = await import("./runtime.js");
-    runtime = startRuntime(config, log);
-    // Started first, while the daemon is small: every child is forked from the spawner.
-    await runtime.spawner.whenReady();
-    return inProcessBackend(runtime);
+    // Loaded here, after the listener's own modules: the process host starts meanwhile.
+    const { openRuntime } = await import("./runtime.js");
+    runtime = await openRuntime(config, log);
+    return runtime;
   });
-  return { ...listener, registry: runtime!.registry, metrics: runtime!.metrics };
-}
-
-function inProcessBackend(runtime: Runtime): Backend {
-  const { metrics, spawner } = runtime;
-  return {
-    accept: (socket, peer, log) => runtime.serveWebSocket(socket, peer, log),
-    ready: () => spawner.checkReady(),
-    metrics: () => metrics.exposition(),
-    close: () => runtime.close(),
-  };
-}
-
-/**
- * `execmux serve`'s daemon, forked by the process host whose socket is
- * `hostSocket` (host/launcher.ts asked for it): this process only speaks
- * HTTP and hands each client's socket to the host, or relays a TLS
- * client's bytes to it.
- */
-export async function startFrontDaemon(config: Config, hostSocket: string): Promise<FrontDaemon> {
-  let host: HostClient | undefined;
-  /** Each client by its number, for what the host says of it over the control link. */
-  const links = new Map<number, RelayedClient>();
-  let nextLinkId = 1;
-  let handingOver = false;
-  /** Sockets on their way to the host: a daemon handing over waits for them (their 101 has gone out). */
-  const inFlight = new Set<Promise<void>>();
-  const listener = await startListener(config, async (_log, quota) => {
-    host = await attachHost(hostSocket);
-    const client = host;
-    /** Adopted clients that went before the adopt reply was taken in (it may share a read with their end). */
-    const goneBeforeAdopted = new Set<number>();
-    client.onClientEnd((linkId, how) => {
-      const link = links.get(linkId);
-      if (!link && linkId < 0) goneBeforeAdopted.add(linkId);
-      else if (how === "terminate") link?.terminate();
-      else link?.finished();
-    });
-    // Clients an earlier daemon handed over are still connected: they count against their quota here too.
-    for (const adopted of (await client.request("adopt")) as AdoptedClient[]) {
-      if (goneBeforeAdopted.has(adopted.linkId)) continue;
-      const closed = quota.opened(adopted.client);
-      const gone = () => {
-        closed();
-        links.delete(adopted.linkId);
-      };
-      links.set(adopted.linkId, { finished: gone, terminate: gone });
-    }
-    return {
-      webSocketClass: RelayedWebSocket,
-      accept: (socket, peer, connectionLog) => {
-        const webSocket = socket as RelayedWebSocket;
-        const linkId = nextLinkId++;
-        webSocket.once("close", () => links.delete(linkId));
-        const { socket: upgraded, head } = webSocket.take();
-        if (canHandOver(upgraded)) {
-          // The host owns the client from now on and says when it is gone.
-          links.set(linkId, { finished: () => webSocket.ended(), terminate: () => webSocket.ended() });
-          const handing = handOver(upgraded, head, peer, linkId)
-            .catch((error: Error) => {
-              connectionLog.error({ err: error }, "cannot hand the client to the process host");
-              webSocket.ended();
-            })
-            .finally(() => inFlight.delete(handing));
-          inFlight.add(handing);
-          return;
-        }
-        upgraded.once("close", () => webSocket.ended());
-        links.set(
-          linkId,
-          relayClient(upgraded, head, client.openClientLink(peer, linkId), (error) => connectionLog.error({ err: error }, "cannot reach the process host")),
-        );
-      },
-      ready: async () => (await client.request("ready")) === true,
-      metrics: async () => (await client.request("metrics")) as { contentType: string; text: string },
-      close: async () => {
-        if (handingOver) return;
-        await client.request("shutdown").catch(() => undefined);
-        // The host closed every client; one that does not read may never let its link's end through.
-        for (const relayed of links.values()) relayed.finished();
-      },
-      // The host keeps whatever sessions it has for the next daemon, and ends once it has none.
-      abandon: async () => client.detach(),
-    };
-  });
+  const opened = runtime!;
   return {
     ...listener,
-    host: host!,
-    handOver: async () => {
-      // The host first, so the next daemon can attach at once; relayed (TLS)
-      // clients see their sockets drop when this process exits, and resume there.
-      handingOver = true;
-      host!.detach();
-      await settleWithin(Promise.allSettled([...inFlight]), HAND_OVER_WAIT_MS);
+    registry: opened.registry,
+    metrics: opened.metrics,
+    runtime: opened,
+    leave: async () => {
+      await listener.stopAccepting(SERVICE_RESTART_CLOSE);
+      opened.leave();
     },
   };
 }
 
+/** Clients of a daemon handing its sessions over: come back in a moment (the next daemon resumes them). */
+const SERVICE_RESTART_CLOSE = { code: 1012, reason: "execmux is restarting: reconnect and resume" } as const;
+
 /** HTTP, the auth hook and the WebSocket upgrade, in front of `backend`. */
-async function startListener(config: Config, makeBackend: (log: FastifyBaseLogger, quota: ConnectionQuota) => Promise<Backend>): Promise<Listener> {
+async function startListener(config: Config, makeRuntime: (log: FastifyBaseLogger) => Promise<Runtime>): Promise<Listener & { stopAccepting(close: { code: number; reason: string }): Promise<void> }> {
   const { host, port, tls, wsAuth } = checkListenerSettings(config);
 
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
@@ -211,14 +104,12 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   /** Set once the daemon is stopping: new WebSockets are refused meanwhile. */
   let closing: Promise<void> | undefined;
 
-  const backend = await makeBackend(app.log, connectionQuota);
+  const runtime = await makeRuntime(app.log);
 
   await app.register(websocket, {
     options: {
       maxPayload: config.maxMessageBytes,
       handleProtocols: selectProtocol,
-      // ws types its `WebSocket` option as the module, not as a class that extends WebSocket.
-      ...(backend.webSocketClass ? { WebSocket: backend.webSocketClass as never } : {}),
     },
     errorHandler: (error, socket, request) => onClientSocketError(error, socket, request.log),
   });
@@ -235,6 +126,8 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
     if (closing && request.ws) return refuse(request, reply, 503, "the daemon is shutting down");
+    // No sandboxed process talks to the daemon, with a token or without (issue #34): asked of the host before anything else.
+    if (await sandboxedPeer(request)) return refuse(request, reply, 403, "a sandboxed process may not connect to the execmux daemon");
     // Only the RPC endpoint upgrades, whatever else the path would serve.
     if (request.ws && path !== RPC_PATH) return refuse(request, reply, 404, `only ${RPC_PATH} accepts WebSocket connections`);
     if (hosts && !hosts.allows(request.headers.host)) return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
@@ -265,43 +158,61 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
         request.log.info({ code }, "connection closed");
       });
       const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client };
-      backend.accept(socket, peer, request.log);
+      runtime.serveWebSocket(socket, peer, request.log);
     },
   });
   registerConsole(app);
   app.get("/livez", async () => ({ status: "ok" }));
-  // Ready only while able to spawn: a test child ran through the spawner
+  // Ready only while able to spawn: a test child ran through the process host
   // within the last few seconds (one is spawned now if not).
   app.get("/readyz", async (_request, reply) =>
-    (await backend.ready().catch(() => false)) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
+    (await runtime.host.ready().catch(() => false)) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
   );
   app.get("/metrics", async (_request, reply) => {
-    const { contentType, text } = await backend.metrics();
+    const { contentType, text } = await runtime.metrics.exposition();
     return reply.type(contentType).send(text);
   });
+
+  /** Whether the request's connection comes from a sandboxed process (asked once per connection). */
+  const peerVerdicts = new WeakMap<object, Promise<boolean>>();
+  function sandboxedPeer(request: FastifyRequest): Promise<boolean> {
+    if (!runtime.host.needsPeerChecks) return Promise.resolve(false);
+    const socket = request.raw.socket;
+    let verdict = peerVerdicts.get(socket);
+    if (!verdict) {
+      const local = { address: socket.localAddress ?? "", port: socket.localPort ?? 0 };
+      const remote = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
+      // Refused when it cannot be told: a host that cannot answer cannot vouch for anyone.
+      verdict = runtime.host.isSandboxedPeer(local, remote).catch(() => true);
+      peerVerdicts.set(socket, verdict);
+    }
+    return verdict;
+  }
 
   try {
     await app.listen({ host, port });
   } catch (error) {
-    // The port is taken: whatever the backend holds is let go (a process host keeps its sessions).
+    // The port is taken: a persistent host keeps its sessions for a daemon that can listen; a private one ends.
     stopWatchingTokens();
-    await (backend.abandon ?? backend.close)();
+    await runtime.close();
     throw error;
   }
   const address = app.server.address();
   const boundPort = typeof address === "object" && address ? address.port : port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
 
-  const close = () =>
+  /** Stops accepting and closes every client with `how`; the runtime is the caller's to end or leave. */
+  const stopAccepting = (how: { code: number; reason: string }) =>
     (closing ??= (async () => {
       stopWatchingTokens();
-      // Told why (Fastify's own close sends no code). A process host closes
-      // the clients it holds itself as it stops, so the backend goes before
-      // the listener, which waits for every client's socket to close.
-      for (const client of app.websocketServer.clients) client.close(SHUTDOWN_CLOSE.code, SHUTDOWN_CLOSE.reason);
-      await backend.close();
+      // Told why (Fastify's own close sends no code).
+      for (const client of app.websocketServer.clients) client.close(how.code, how.reason);
       await app.close();
     })());
+  const close = async () => {
+    await stopAccepting(SHUTDOWN_CLOSE);
+    await runtime.close();
+  };
 
   return {
     url: `${tls ? "wss" : "ws"}://${urlHost}:${boundPort}`,
@@ -309,5 +220,6 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     log: app.log,
     reloadTokens: () => tokens.reload(),
     close,
+    stopAccepting,
   };
 }

@@ -1,23 +1,25 @@
 /**
- * What every daemon has whatever its transport: the spawner, the sessions,
- * metrics, and a shutdown that leaves no process behind. daemon.ts puts
- * HTTP and WebSockets in front of it; stdio-daemon.ts, stdin and stdout.
+ * What every daemon has whatever its transport: the process host (where
+ * every process lives), the sessions, metrics, and a shutdown that leaves no
+ * process behind. daemon.ts puts HTTP and WebSockets in front of it;
+ * stdio-daemon.ts, stdin and stdout.
  */
 import type { FastifyBaseLogger } from "fastify";
-import { daemonFiles, type Config } from "./config.js";
-import { Metrics } from "./metrics.js";
-import { createProcessTrees } from "./process/process-trees.js";
 import type { WebSocket } from "ws";
+import { daemonFiles, type Config } from "./config.js";
+import { ProcessHost } from "./host/process-host.js";
+import { hostSocketPath, stateDirectory } from "./host/state-directory.js";
+import { Metrics } from "./metrics.js";
+import { ManagedProcess } from "./process/managed-process.js";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
-import { WebSocketTransport } from "./transport/websocket-transport.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { SessionRegistry } from "./session/session-registry.js";
-import { Spawner } from "./spawner/spawner.js";
+import { WebSocketTransport } from "./transport/websocket-transport.js";
 
 export interface Runtime {
   readonly registry: SessionRegistry;
   readonly metrics: Metrics;
-  readonly spawner: Spawner;
+  readonly host: ProcessHost;
   /** What a Connection needs, with the logger it should use. */
   connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
   /**
@@ -25,40 +27,41 @@ export interface Runtime {
    * (and counts as a connection while open).
    */
   serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger): void;
-  /** Terminates every process tree (SIGTERM, a grace period, SIGKILL) and stops the spawner. */
+  /** Terminates every process tree (SIGTERM, a grace period, SIGKILL); the host ends with it. */
   close(): Promise<void>;
+  /** Lets go of the host, leaving it every session and process for the next daemon (an upgrade, a restart). */
+  leave(): void;
 }
 
-/** How often shutdown checks whether every process has exited after SIGTERM. */
-const SHUTDOWN_POLL_MS = 10;
-/** How long shutdown waits for killed trees to be gone before it removes their cgroups. */
-const SHUTDOWN_REAP_MS = 2_000;
+/**
+ * Whether the host outlives this daemon: `execmux serve` on a fixed
+ * address, which a restart with the same command finds again. A port-0
+ * daemon, stdio and `--process-host in-process` keep a host of their own
+ * that ends with them.
+ */
+export function persistentHost(config: Config): boolean {
+  return config.processHost === "separate" && /^wss?:\/\//.test(config.listen) && !/:0\/?$/.test(config.listen);
+}
 
-export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
+export async function openRuntime(config: Config, log: FastifyBaseLogger, persistent = persistentHost(config)): Promise<Runtime> {
   const metrics = new Metrics();
-  const processTrees = createProcessTrees(config.processContainment);
-  log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
-  // Started first, while the daemon is small: every child is forked from it.
-  let spawner: Spawner;
-  try {
-    spawner = new Spawner(
-      (code, signal) => log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
-      (details) => log.warn(details, "a start timed out waiting for the spawner process"),
-      processTrees.cgroupRoot,
-      config.spawnerPidNamespace,
-    );
-  } catch (error) {
-    // Refused (--spawner-pid-namespace on where none can be made): the cgroup just made is empty, and goes.
-    void processTrees.dispose(0);
-    throw error;
-  }
-  if (config.spawnerPidNamespace !== "off") {
-    log[spawner.inPidNamespace ? "info" : "warn"](
-      { spawnerPidNamespace: spawner.inPidNamespace },
-      spawner.inPidNamespace
-        ? "the spawner runs in a PID namespace of its own: nothing it started survives even if every execmux process is killed at once"
-        : "no PID namespace here (unshare --pid --mount-proc failed: no unshare, perl or mount, or no privilege): children outlive a daemon and spawner killed together",
-    );
+  const host = await ProcessHost.open({
+    socketPath: persistent ? hostSocketPath(stateDirectory(config.stateDirectory), config.listen) : undefined,
+    containment: config.processContainment,
+    pidNamespace: config.spawnerPidNamespace,
+    pidsMax: 0,
+    retainedBytes: config.retainedBytes,
+    retentionBudget: config.maxRetainedBytesTotal,
+    killGraceMs: config.killGraceMs,
+    log: (level, message) => log[level]({ component: "process host" }, message),
+  });
+  const { info } = host;
+  log.info(
+    { processContainment: info.containment, pidNamespace: info.pidNamespace, host: info.pid, found: !info.started && persistent },
+    persistent && !info.started ? "found the running process host: its sessions are back" : "process host ready",
+  );
+  if (config.spawnerPidNamespace !== "off" && !info.pidNamespace) {
+    log.warn("no PID namespace here (it needs root): processes outlive a process host killed outright");
   }
   const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros, undefined, (poll) =>
     metrics.pollTrials.inc({ decision: poll ? "poll" : "sleep" }),
@@ -72,18 +75,29 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,
     maxClosedProcessesPerSession: config.maxClosedProcessesPerSession,
-    maxRetainedBytesTotal: config.maxRetainedBytesTotal,
-    processTrees,
+    host,
     metrics,
     log,
   });
-  // What no sandbox may see: the files the configuration names for the daemon alone, and its spawner's FIFOs.
-  const hiddenPaths = [...daemonFiles(config), spawner.fifoDirectory];
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths });
+  // What an earlier daemon left in a persistent host: every session, detached, to be resumed.
+  const restored = host.takeRestored();
+  registry.restore(restored, (session, kept) => {
+    const process = new ManagedProcess(kept.processId, kept.tty, { host, maxStdinBufferBytes: config.maxStdinBufferBytes, sandboxed: kept.sandboxed }, session.onProcessEvent);
+    process.restore(kept.state);
+    process.attach(kept.handle, kept.state.pid, kept.state.startEpochMs);
+    session.commit(process);
+    // What it did before this daemon: counted and kept as if heard now (no client is attached to hear it).
+    if (kept.state.exited) session.onProcessEvent(process, { kind: "exited", seq: kept.state.exitSeq, exitCode: kept.state.exitCode });
+    if (kept.state.closed) session.onProcessEvent(process, { kind: "closed", seq: kept.state.closedSeq });
+  });
+  if (restored.sessions.length > 0) log.info({ sessions: restored.sessions.length, processes: restored.processes.length }, "sessions kept by the process host");
+  // What no sandbox may see: the files the configuration names for the daemon alone.
+  const hiddenPaths = daemonFiles(config);
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, host, pollAfterInput, hiddenPaths });
   return {
     registry,
     metrics,
-    spawner,
+    host,
     connectionDeps,
     serveWebSocket: (socket, peer, connectionLog) => {
       metrics.connections.inc();
@@ -91,20 +105,12 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
       new Connection(new WebSocketTransport(socket), connectionDeps(connectionLog), peer);
     },
     close: async () => {
-      await terminateEverything(registry, config.killGraceMs);
-      spawner.stop();
-      await processTrees.dispose(SHUTDOWN_REAP_MS);
+      registry.stopExpiry();
+      await host.shutdown(config.killGraceMs);
+    },
+    leave: () => {
+      registry.stopExpiry();
+      host.leave();
     },
   };
-}
-
-/** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */
-async function terminateEverything(registry: SessionRegistry, graceMs: number): Promise<void> {
-  const sessions = registry.all();
-  for (const session of sessions) for (const process of session.list()) process.terminate();
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && !sessions.every((session) => session.allExited)) {
-    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_POLL_MS));
-  }
-  registry.killAll();
 }

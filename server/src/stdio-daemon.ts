@@ -17,7 +17,7 @@ import { wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, type Config } from "./config.js";
 import { createLogger } from "./logger.js";
 import { Connection } from "./rpc/connection.js";
-import { startRuntime } from "./runtime.js";
+import { openRuntime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { StdioTransport } from "./transport/stdio-transport.js";
 
@@ -58,8 +58,8 @@ export async function startStdioDaemon(
 ): Promise<StdioDaemon> {
   refuseListenerOptions(config);
   const log = createLogger(config);
-  const runtime = startRuntime(config, log);
-  await runtime.spawner.whenReady();
+  // Nobody could resume this session: the process host ends with the daemon.
+  const runtime = await openRuntime(config, log, false);
 
   const transport = new StdioTransport(io.input, io.output, config.maxMessageBytes);
   const ended = new Promise<void>((resolve) => transport.onClose(resolve));

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { SpawnError } from "./child.js";
+import { SpawnError } from "./spawn-error.js";
 
 /** execvp's fallback when the environment has no PATH. */
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";

@@ -13,7 +13,7 @@ import type { Session, SessionSink } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
-import type { Spawner } from "../spawner/spawner.js";
+import type { ProcessHost } from "../host/process-host.js";
 import { ConnectionResources } from "./connection-resources.js";
 import { dispatch, type RequestScope } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
@@ -39,7 +39,7 @@ export interface ConnectionDeps {
   readonly config: Config;
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
-  readonly spawner: Spawner;
+  readonly host: ProcessHost;
   readonly pollAfterInput: PollAfterInput;
   /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
   readonly hiddenPaths: readonly string[];
@@ -250,6 +250,7 @@ export class Connection implements SessionSink {
       sendGap: (process, gap) =>
         this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc), 0),
       sendEvent: (process, event) => this.sendProcessEvent(process, event),
+      failed: (error) => this.fail(error),
     }));
     for (const [processId, cursor] of Object.entries(cursors)) {
       const process = session.find(processId);
@@ -270,7 +271,7 @@ export class Connection implements SessionSink {
     switch (event.kind) {
       case "output": {
         const frame = this.binaryOutput
-          ? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data)
+          ? (event.frame ?? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data))
           : encodeOutputNotification(JSON.stringify(processId), event.seq, event.stream, event.data, this.jsonrpc);
         this.outbound.sendProcessFrame(process, frame, event.data.length);
         // The encoder's hold on a pooled JSON frame: Outbound keeps its own for as long as it needs the frame.

@@ -4,16 +4,18 @@
  * processes with 1 MiB retained each, twice that in base64); encoding it
  * all into the send queues at once would hold a second copy of every
  * retained byte until the client took it. Instead each process's events
- * are read from its log one at a time, round-robin across processes, and
- * only while the connection has room (its socket below the high-water mark,
- * its reply budget not spent): the rest follows as the socket drains.
+ * are fetched from the process host a batch at a time and sent one at a
+ * time, round-robin across processes, and only while the connection has
+ * room (its socket below the high-water mark, its reply budget not spent):
+ * the rest follows as the socket drains.
  *
- * While a process is being replayed its live events are not sent: they are
- * in its log too, after the ones being replayed, and the replay reaches
- * them in order. Once a replay has caught up with its process, live events
- * flow again; that switch happens within one turn of the event loop, so
- * nothing is sent twice nor skipped. The process is paused meanwhile, as a
- * process whose output the client is not taking is.
+ * While a process is being replayed its live events are not sent: the host
+ * keeps them too, after the ones being replayed, and the replay reaches
+ * them in order. The host's answer to a read comes after every event it
+ * produced before answering, so a replay that finds nothing more and has
+ * heard of nothing newer has caught up: live events flow again from the
+ * next one on, nothing sent twice nor skipped. The process is paused
+ * meanwhile, as a process whose output the client is not taking is.
  */
 import type { OutputGap } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
@@ -23,7 +25,12 @@ export interface ReplaySink {
   hasRoom(): boolean;
   sendGap(process: ManagedProcess, gap: OutputGap): void;
   sendEvent(process: ManagedProcess, event: ProcessEvent): void;
+  /** A fetch failed (the host is gone): the connection's problem. */
+  failed(error: unknown): void;
 }
+
+/** Output fetched from the host at a time for one process. */
+const BATCH_BYTES = 256 * 1024;
 
 interface ReplayCursor {
   readonly process: ManagedProcess;
@@ -31,6 +38,9 @@ interface ReplayCursor {
   seq: number;
   /** The last seq a process/gap covered, so an eviction is reported once. */
   gapThrough: number;
+  /** Fetched, not yet sent. */
+  batch: ProcessEvent[];
+  fetching: boolean;
 }
 
 export class Replay {
@@ -39,6 +49,7 @@ export class Replay {
   private readonly replaying = new Set<ManagedProcess>();
   /** Sending a frame reports progress, which pumps again: that must not recurse. */
   private pumping = false;
+  private closed = false;
 
   constructor(private readonly sink: ReplaySink) {}
 
@@ -47,23 +58,32 @@ export class Replay {
     if (this.replaying.has(process)) return;
     this.replaying.add(process);
     process.setPaused(this, true);
-    this.pending.push({ process, seq: cursor, gapThrough: cursor });
+    this.pending.push({ process, seq: cursor, gapThrough: cursor, batch: [], fetching: false });
   }
 
-  /** True while `process`'s live events must wait for its replay (which reads them from the log). */
+  /** True while `process`'s live events must wait for its replay (which fetches them from the host). */
   covers(process: ManagedProcess): boolean {
     return this.replaying.has(process);
   }
 
   /** Sends what the connection has room for; called again whenever the socket made progress. */
   pump(): void {
-    if (this.pumping) return;
+    if (this.pumping || this.closed) return;
     this.pumping = true;
     try {
-      while (this.pending.length > 0 && this.sink.hasRoom()) {
+      let turns = this.pending.length;
+      while (turns-- > 0 && this.pending.length > 0 && this.sink.hasRoom()) {
         const cursor = this.pending.shift()!;
-        if (this.step(cursor)) this.pending.push(cursor);
-        else this.finish(cursor.process);
+        const event = cursor.batch.shift();
+        if (event) {
+          this.sink.sendEvent(cursor.process, event);
+          cursor.seq = event.seq;
+          this.pending.push(cursor);
+          turns = this.pending.length;
+          continue;
+        }
+        this.pending.push(cursor);
+        if (!cursor.fetching) this.fetch(cursor);
       }
     } finally {
       this.pumping = false;
@@ -72,28 +92,46 @@ export class Replay {
 
   /** The connection is gone: every process runs again. */
   close(): void {
+    this.closed = true;
     for (const process of this.replaying) process.setPaused(this, false);
     this.replaying.clear();
     this.pending.length = 0;
   }
 
-  /** Sends the process's next event, after a gap if output was evicted past the cursor; false once it has caught up. */
-  private step(cursor: ReplayCursor): boolean {
+  private fetch(cursor: ReplayCursor): void {
+    cursor.fetching = true;
     const { process } = cursor;
-    const gap = process.gapAfter(cursor.seq);
-    if (gap && gap.toSeq > cursor.gapThrough) {
-      this.sink.sendGap(process, gap);
-      cursor.gapThrough = gap.toSeq;
-    }
-    const event = process.eventAfter(cursor.seq);
-    if (!event) return false;
-    this.sink.sendEvent(process, event);
-    cursor.seq = event.seq;
-    return true;
+    const after = cursor.seq;
+    process.read(after, BATCH_BYTES).then(
+      ({ state, gap, chunks }) => {
+        cursor.fetching = false;
+        if (this.closed || !this.replaying.has(process)) return;
+        if (gap && gap.toSeq > cursor.gapThrough) {
+          this.sink.sendGap(process, gap);
+          cursor.gapThrough = gap.toSeq;
+        }
+        const events: ProcessEvent[] = chunks.map((chunk) => ({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data }));
+        const through = events.length > 0 ? events[events.length - 1]!.seq : state.nextSeq - 1;
+        // The exit and the close, in their places among the output.
+        if (state.exited && state.exitSeq > after && state.exitSeq <= through) events.push({ kind: "exited", seq: state.exitSeq, exitCode: state.exitCode });
+        if (state.closed && state.closedSeq > after && state.closedSeq <= through) events.push({ kind: "closed", seq: state.closedSeq });
+        events.sort((a, b) => a.seq - b.seq);
+        cursor.batch = events;
+        // Caught up: nothing left in the host after the cursor, and nothing newer heard of meanwhile.
+        if (events.length === 0 && process.nextSeq <= state.nextSeq) this.finish(cursor);
+        this.pump();
+      },
+      (error: unknown) => {
+        cursor.fetching = false;
+        this.sink.failed(error);
+      },
+    );
   }
 
-  private finish(process: ManagedProcess): void {
-    this.replaying.delete(process);
-    process.setPaused(this, false);
+  private finish(cursor: ReplayCursor): void {
+    const index = this.pending.indexOf(cursor);
+    if (index >= 0) this.pending.splice(index, 1);
+    this.replaying.delete(cursor.process);
+    cursor.process.setPaused(this, false);
   }
 }

@@ -3,10 +3,6 @@
  * stdin, makes it, and writes what happened to stdout as one JSON document.
  */
 import { decodeValue, encodeValue, type CallReport, type CallRequest } from "./confined-call-wire.js";
-import { closeInheritedDescriptors } from "../spawner/inherited-fds.js";
-
-// The daemon's PTY masters lack close-on-exec: none stays open here.
-closeInheritedDescriptors();
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

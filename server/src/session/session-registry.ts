@@ -13,11 +13,9 @@ import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared";
 import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
 import type { FastifyBaseLogger } from "fastify";
+import type { ProcessHost } from "../host/process-host.js";
 import type { Metrics } from "../metrics.js";
-import { RetentionBudget } from "../process/retention-budget.js";
-import type { ManagedProcess } from "../process/managed-process.js";
-import type { ProcessTrees } from "../process/process-trees.js";
-import { Session, type ClosedProcessIndex, type SessionSink } from "./session.js";
+import { Session, type SessionSink } from "./session.js";
 
 export interface RegistryOptions {
   readonly detachedSessionTtlMs: number;
@@ -28,14 +26,20 @@ export interface RegistryOptions {
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
   readonly maxClosedProcessesPerSession: number;
-  readonly maxRetainedBytesTotal: number;
-  /** How every child's tree is held and killed. */
-  readonly processTrees: ProcessTrees;
+  /** Where every process lives (its tree, its output): kept there, sessions outlive this daemon. */
+  readonly host: ProcessHost;
   readonly metrics: Metrics;
   readonly log: FastifyBaseLogger;
 }
 
 /** 128 random bits, shaped like a UUID so upstream clients that parse one accept it. */
+/** What the host keeps of a session for the next daemon (its opaque blob). */
+interface SessionRecord {
+  readonly client: string;
+}
+
+export type RestoredProcessOf = ReturnType<ProcessHost["takeRestored"]>["processes"][number];
+
 function newSessionId(): string {
   const hex = randomBytes(16).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
@@ -44,19 +48,8 @@ function newSessionId(): string {
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private readonly expiryTimers = new Map<Session, NodeJS.Timeout>();
-  /** Every closed process still readable, in the order they closed: the first to be forgotten. */
-  private readonly closedProcesses = new Map<ManagedProcess, Session>();
-  private readonly closedIndex: ClosedProcessIndex = {
-    add: (process, session) => this.closedProcesses.set(process, session),
-    delete: (process) => this.closedProcesses.delete(process),
-  };
-  /** The daemon's retained output, charged by every process's log. */
-  readonly retentionBudget: RetentionBudget;
 
-  constructor(private readonly options: RegistryOptions) {
-    this.retentionBudget = new RetentionBudget(options.maxRetainedBytesTotal);
-    this.retentionBudget.setEvictor((bytes) => this.evictRetained(bytes));
-  }
+  constructor(private readonly options: RegistryOptions) {}
 
   get size(): number {
     return this.sessions.size;
@@ -82,15 +75,10 @@ export class SessionRegistry {
     }
     let id = newSessionId();
     while (this.sessions.has(id)) id = newSessionId();
-    const session = new Session(id, client, this.options.closedRetentionMs, this.options.metrics, this.options.log, {
-      maxProcessesPerSession: this.options.maxProcessesPerSession,
-      maxProcesses: this.options.maxProcesses,
-      maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
-      countAllProcesses: () => this.runningProcesses(),
-      closedProcesses: this.closedIndex,
-    }, this.options.processTrees);
+    const session = this.makeSession(id, client);
     session.attach(sink, clientName);
     this.sessions.set(id, session);
+    this.record(session);
     this.options.metrics.sessionEvents.inc({ event: "created" });
     this.updateGauges();
     return session;
@@ -117,6 +105,7 @@ export class SessionRegistry {
     if (timer) clearTimeout(timer);
     this.expiryTimers.delete(session);
     session.attach(sink, clientName);
+    this.record(session);
     this.options.metrics.sessionEvents.inc({ event: "resumed" });
     this.updateGauges();
     return session;
@@ -126,14 +115,51 @@ export class SessionRegistry {
   detach(session: Session, sink: SessionSink): void {
     session.detach(sink);
     if (session.attached || !this.sessions.has(session.id)) return;
-    const timer = setTimeout(() => this.expire(session), this.options.detachedSessionTtlMs);
-    timer.unref();
-    this.expiryTimers.set(session, timer);
+    this.record(session);
+    this.startExpiry(session);
     // Too many sessions waiting for a resume: the client with the most of
     // them loses the one it detached longest ago.
     if (this.expiryTimers.size > this.options.maxDetachedSessions) {
       const oldest = this.oldestDetachedOf(this.clientWithMostDetached());
       if (oldest) this.expire(oldest);
+    }
+    this.updateGauges();
+  }
+
+  private makeSession(id: string, client: string): Session {
+    return new Session(id, client, this.options.closedRetentionMs, this.options.metrics, this.options.log, {
+      maxProcessesPerSession: this.options.maxProcessesPerSession,
+      maxProcesses: this.options.maxProcesses,
+      maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
+      countAllProcesses: () => this.runningProcesses(),
+    }, this.options.host);
+  }
+
+  /**
+   * The host keeps each session's record, so a daemon started after this one
+   * died finds it again (restore), and expires it itself if none comes.
+   */
+  private record(session: Session): void {
+    const blob = Buffer.from(JSON.stringify({ client: session.client } satisfies SessionRecord));
+    this.options.host.putSession(session.id, this.options.detachedSessionTtlMs, session.attached, blob);
+  }
+
+  /**
+   * Sessions the host kept from an earlier daemon: each comes back detached,
+   * its processes with it as the host has them, to be resumed within the TTL.
+   */
+  restore(restored: ReturnType<ProcessHost["takeRestored"]>, adopt: (session: Session, process: RestoredProcessOf) => void): void {
+    for (const kept of restored.sessions) {
+      let record: SessionRecord = { client: "-@restored" };
+      try {
+        record = JSON.parse(kept.blob.toString("utf8")) as SessionRecord;
+      } catch {
+        // An unreadable record: the session is still there, counted to nobody's quota.
+      }
+      const session = this.makeSession(kept.id, record.client);
+      this.sessions.set(kept.id, session);
+      for (const process of restored.processes.filter((candidate) => candidate.sessionId === kept.id)) adopt(session, process);
+      this.startExpiry(session);
     }
     this.updateGauges();
   }
@@ -162,59 +188,26 @@ export class SessionRegistry {
     return most;
   }
 
+  private startExpiry(session: Session): void {
+    const timer = setTimeout(() => this.expire(session), this.options.detachedSessionTtlMs);
+    timer.unref();
+    this.expiryTimers.set(session, timer);
+  }
+
   private runningProcesses(): number {
     let total = 0;
     for (const session of this.sessions.values()) total += session.runningCount;
     return total;
   }
 
-  /**
-   * The retention budget is spent: closed processes are forgotten, the one
-   * closed longest ago first; if that is not enough, the oldest output of
-   * the session retaining most is evicted (its largest processes first), so
-   * a session that floods evicts its own output before anyone else's.
-   */
-  private evictRetained(bytes: number): void {
-    let freed = 0;
-    for (const [process, session] of this.closedProcesses) {
-      if (freed >= bytes) return;
-      freed += process.log.chargedBytes;
-      session.forget(process);
-    }
-    while (freed < bytes) {
-      let largest: Session | undefined;
-      let largestCharge = 0;
-      for (const session of this.sessions.values()) {
-        const charge = session.retainedCharge;
-        if (charge > largestCharge) [largest, largestCharge] = [session, charge];
-      }
-      if (!largest) return;
-      let progressed = false;
-      const byCharge = largest.list().sort((a, b) => b.log.chargedBytes - a.log.chargedBytes);
-      for (const process of byCharge) {
-        const released = process.log.evictOldestCharge(bytes - freed);
-        freed += released;
-        progressed ||= released > 0;
-        if (freed >= bytes) return;
-      }
-      // Every process is down to its newest chunk, which is always kept.
-      if (!progressed) return;
-    }
-  }
-
   all(): Session[] {
     return [...this.sessions.values()];
   }
 
-  get processTrees(): ProcessTrees {
-    return this.options.processTrees;
-  }
-
-  /** Kills everything, in one batch: daemon shutdown. */
-  killAll(): void {
+  /** Daemon shutdown: no session expires any more (the host is ending them all). */
+  stopExpiry(): void {
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
     this.expiryTimers.clear();
-    this.options.processTrees.killAll();
   }
 
   private expire(session: Session): void {

@@ -6,8 +6,8 @@
 import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics.js";
+import type { ProcessHost } from "../host/process-host.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
-import type { ProcessTrees } from "../process/process-trees.js";
 
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
@@ -22,14 +22,6 @@ export interface SessionLimits {
   readonly maxClosedProcessesPerSession: number;
   /** Processes running in the whole daemon (starting, running or not yet closed). */
   readonly countAllProcesses: () => number;
-  /** Told of every process this session closes, and of every one it forgets. */
-  readonly closedProcesses: ClosedProcessIndex;
-}
-
-/** The daemon's closed processes, oldest first (see session-registry.ts). */
-export interface ClosedProcessIndex {
-  add(process: ManagedProcess, session: Session): void;
-  delete(process: ManagedProcess): void;
 }
 
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
@@ -58,7 +50,7 @@ export class Session {
     readonly metrics: Metrics,
     private readonly log: FastifyBaseLogger,
     private readonly limits: SessionLimits,
-    private readonly processTrees: ProcessTrees,
+    private readonly host: ProcessHost,
   ) {}
 
   /** Processes of this session, running or retained. */
@@ -120,20 +112,12 @@ export class Session {
   forget(process: ManagedProcess): void {
     if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
     if (!this.closed.delete(process)) return;
-    this.limits.closedProcesses.delete(process);
     process.dispose();
   }
 
   /** Forgets every closed process: the session is going away. */
   forgetClosed(): void {
     for (const process of [...this.closed]) this.forget(process);
-  }
-
-  /** Output this session retains, as the retention budget charges it. */
-  get retainedCharge(): number {
-    let total = 0;
-    for (const process of this.list()) total += process.log.chargedBytes;
-    return total;
   }
 
   /** Gives up a claim after a failed spawn. */
@@ -143,6 +127,11 @@ export class Session {
 
   commit(process: ManagedProcess): void {
     this.processes.set(process.processId, process);
+    // The host's retention budget may forget it once closed: its id is free again then.
+    process.onForgotten = () => {
+      if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
+      this.closed.delete(process);
+    };
     this.metrics.processesActive.inc();
     this.metrics.processesStarted.inc({ tty: String(process.tty) });
   }
@@ -197,7 +186,6 @@ export class Session {
       return;
     }
     this.closed.add(process);
-    this.limits.closedProcesses.add(process, this);
     setTimeout(() => this.forget(process), this.closedRetentionMs).unref();
     while (this.closed.size > this.limits.maxClosedProcessesPerSession) {
       this.forget(this.closed.values().next().value!);
@@ -205,21 +193,16 @@ export class Session {
   }
 
   /**
-   * Kills every process tree of this session at once, with what closed
-   * processes left behind: one batch, whatever the mechanism.
-   */
-  killAll(): void {
-    this.processTrees.killOwner(this);
-  }
-
-  /**
-   * The session expired: its processes are killed and forgotten as they
-   * close, so nothing of it stays charged to the daemon.
+   * The session expired: the host kills every process tree of it at once,
+   * with what closed processes left behind, and forgets them all.
    */
   end(): void {
     this.ended = true;
-    this.killAll();
-    this.forgetClosed();
+    for (const process of this.list()) if (!process.exited) this.metrics.processesActive.dec();
+    const handles = this.list().flatMap((process) => (process.hostHandle === undefined ? [] : [process.hostHandle]));
+    this.host.dropSession(this.id, handles);
+    this.processes.clear();
+    this.closed.clear();
   }
 
   /** True once no process of this session is still running. */

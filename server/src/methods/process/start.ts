@@ -1,12 +1,11 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { SpawnError, type SpawnSpec } from "../../process/child.js";
+import { SpawnFailure } from "../../host/process-host.js";
+import { SpawnError } from "../../process/spawn-error.js";
 import { resolveCwd } from "../../process/cwd.js";
 import { buildChildEnv } from "../../process/env-policy.js";
 import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
-import { spawnPipe } from "../../process/spawn-pipe.js";
-import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
 import { prepareProcessSandbox } from "../../sandbox/index.js";
@@ -75,55 +74,42 @@ async function start(
     : undefined;
 
   session.reserve(params.processId);
-  const tree = connection.deps.registry.processTrees.create(session);
+  const host = connection.deps.host;
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    {
-      retainedBytes: config.retainedBytes,
-      killGraceMs: config.killGraceMs,
-      sandboxed: sandbox?.wrap !== undefined,
-      maxStdinBufferBytes: config.maxStdinBufferBytes,
-      retentionBudget: connection.deps.registry.retentionBudget,
-      tree,
-    },
+    { host, sandboxed: sandbox?.wrap !== undefined, maxStdinBufferBytes: config.maxStdinBufferBytes },
     session.onProcessEvent,
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);
-    const arg0 = params.arg0 ?? undefined;
+    const arg0 = params.arg0 ?? program;
     // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
-    const wrapped = sandbox?.wrap?.(params.argv, arg0);
-    const spec: SpawnSpec = {
-      ...(wrapped
-        ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
-        : {
-            // A PTY child is exec'd by name (perl's exec searches PATH as execvp
-            // does, pty-wrapper.ts), which keeps argv[0] as the client wrote it;
-            // everywhere else the path found above is exec'd with argv[0] set explicitly.
-            file: tty && arg0 === undefined ? program : resolved,
-            args,
-            arg0: arg0 ?? (tty ? undefined : program),
-          }),
-      cwd,
+    const wrapped = sandbox?.wrap?.(params.argv, params.arg0 ?? undefined);
+    const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
+    const started = await host.start({
+      sessionId: session.id,
+      processId: params.processId,
+      file: wrapped ? wrapped.file : resolved,
+      argv: wrapped ? [wrapped.file, ...wrapped.args] : [arg0, ...args],
       env,
+      cwd,
+      tty,
       pipeStdin: params.pipeStdin ?? false,
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
-      cgroup: tree.cgroup,
-    };
-    const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
-    // Both are forked by the spawner process, never by the daemon.
-    const spawner = connection.deps.spawner;
-    const child = await (tty ? spawnPty(spawner, spec, managed.childEvents) : spawnPipe(spawner, spec, managed.childEvents));
+      sandboxed: wrapped !== undefined,
+      networkSandbox: wrapped !== undefined && !sandbox!.policy.isolateNetwork,
+      meta: Buffer.from(JSON.stringify({ argv: params.argv })),
+    });
     stopTimer();
-    managed.attach(child);
+    managed.attach(started.handle, started.pid, started.startEpochMs);
     session.commit(managed);
     afterReply(() => managed.announce());
-    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
+    log.info({ processId: params.processId, argv0: program, tty, pid: started.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
     session.release(params.processId);
-    tree.release();
+    if (error instanceof SpawnFailure) throw new SpawnError(error.message, error.errno, error.stage === "cwd" ? `working directory ${cwd}` : undefined);
     throw error;
   }
   return { processId: params.processId, sandboxType: sandbox?.sandboxType ?? "none" };
