@@ -22,6 +22,8 @@ export class HostGone extends Error {
 interface Pending {
   resolve(reply: { type: number; reader: Reader }): void;
   reject(error: Error): void;
+  /** Runs as the reply is taken in, before any event after it: what must be in place for those events. */
+  onReply?: ((type: number, reader: Reader) => void) | undefined;
 }
 
 export type LinkEvent = (type: number, payload: Buffer) => void;
@@ -56,13 +58,17 @@ export class HostLink {
   }
 
   /** A request: `build` writes the fields after the id. Rejects with HostRefusal on MSG_REFUSED, HostGone if the link drops. */
-  request(type: number, build: (writer: Writer) => void = () => undefined): Promise<{ type: number; reader: Reader }> {
+  request(
+    type: number,
+    build: (writer: Writer) => void = () => undefined,
+    onReply?: (type: number, reader: Reader) => void,
+  ): Promise<{ type: number; reader: Reader }> {
     if (this.closedBy) return Promise.reject(this.closedBy);
     const id = this.nextId++;
     const writer = new Writer(type).u32(id);
     build(writer);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, onReply });
       this.socket.write(writer.done());
     });
   }
@@ -115,7 +121,8 @@ export class HostLink {
     const pending = this.pending.get(id);
     if (!pending) return;
     this.pending.delete(id);
-    if (type === Msg.Refused) pending.reject(new HostRefusal(reader.str()));
-    else pending.resolve({ type, reader });
+    if (type === Msg.Refused) return pending.reject(new HostRefusal(reader.str()));
+    pending.onReply?.(type, reader);
+    pending.resolve({ type, reader });
   }
 }

@@ -300,35 +300,44 @@ export class ProcessHost {
     this.processes.set(handle, events);
   }
 
-  async start(request: StartRequest): Promise<{ handle: number; pid: number; startEpochMs: number }> {
+  /** Starts a process; `events` hears of it from the first event on (which may come before this resolves). */
+  async start(request: StartRequest, events: ProcessEvents): Promise<{ handle: number; pid: number; startEpochMs: number }> {
     const flags =
       (request.tty ? StartFlag.Tty : 0) |
       (request.pipeStdin ? StartFlag.PipeStdin : 0) |
       (request.sandboxed ? StartFlag.Sandboxed : 0) |
       (request.networkSandbox ? StartFlag.NetworkSandbox : 0);
-    const { type, reader } = await this.link.request(Msg.Start, (writer) =>
-      writer
-        .u32(flags)
-        .u16(request.cols)
-        .u16(request.rows)
-        .str(request.sessionId)
-        .str(request.processId)
-        .str(request.file)
-        .strs(request.argv)
-        .strs(Object.entries(request.env).map(([name, value]) => `${name}=${value}`))
-        .str(request.cwd)
-        .bytes(request.meta),
+    let outcome: { handle: number; pid: number; startEpochMs: number } | SpawnFailure | undefined;
+    await this.link.request(
+      Msg.Start,
+      (writer) =>
+        writer
+          .u32(flags)
+          .u16(request.cols)
+          .u16(request.rows)
+          .str(request.sessionId)
+          .str(request.processId)
+          .str(request.file)
+          .strs(request.argv)
+          .strs(Object.entries(request.env).map(([name, value]) => `${name}=${value}`))
+          .str(request.cwd)
+          .bytes(request.meta),
+      // Its events may follow in the same read, before this function resumes: they must find it.
+      (type, reader) => {
+        if (type === Msg.StartFailed) {
+          const errno = errnoName(reader.i32());
+          const stage = STAGES[reader.u8()] ?? "program";
+          outcome = new SpawnFailure(reader.str(), errno, stage);
+          return;
+        }
+        const handle = reader.u32();
+        this.processes.set(handle, events);
+        outcome = { handle, pid: reader.i32(), startEpochMs: reader.u64() };
+        if (reader.u8() === 1) this.peerChecks = true;
+      },
     );
-    if (type === Msg.StartFailed) {
-      const errno = errnoName(reader.i32());
-      const stage = STAGES[reader.u8()] ?? "program";
-      throw new SpawnFailure(reader.str(), errno, stage);
-    }
-    const handle = reader.u32();
-    const pid = reader.i32();
-    const startEpochMs = reader.u64();
-    if (reader.u8() === 1) this.peerChecks = true;
-    return { handle, pid, startEpochMs };
+    if (outcome instanceof SpawnFailure || outcome === undefined) throw outcome ?? new Error("the process host gave no answer to a start");
+    return outcome;
   }
 
   async write(handle: number, bound: number, data: Buffer): Promise<WriteResult> {

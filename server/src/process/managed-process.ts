@@ -64,6 +64,11 @@ export class ManagedProcess {
     private readonly onEvent: (process: ManagedProcess, event: ProcessEvent) => void,
   ) {}
 
+  /** What the host tells of it: handed to ProcessHost.start (or bound by attach for a process a new daemon found). */
+  get hostEvents(): ProcessEvents {
+    return this.events;
+  }
+
   /** The host started it (or a new daemon found it there). */
   attach(handle: number, pid: number, startEpochMs: number): void {
     this.handle = handle;

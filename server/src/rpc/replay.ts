@@ -104,21 +104,23 @@ export class Replay {
     const after = cursor.seq;
     process.read(after, BATCH_BYTES).then(
       ({ state, gap, chunks }) => {
-        cursor.fetching = false;
         if (this.closed || !this.replaying.has(process)) return;
-        if (gap && gap.toSeq > cursor.gapThrough) {
-          this.sink.sendGap(process, gap);
-          cursor.gapThrough = gap.toSeq;
-        }
         const events: ProcessEvent[] = chunks.map((chunk) => ({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data }));
         const through = events.length > 0 ? events[events.length - 1]!.seq : state.nextSeq - 1;
         // The exit and the close, in their places among the output.
         if (state.exited && state.exitSeq > after && state.exitSeq <= through) events.push({ kind: "exited", seq: state.exitSeq, exitCode: state.exitCode });
         if (state.closed && state.closedSeq > after && state.closedSeq <= through) events.push({ kind: "closed", seq: state.closedSeq });
         events.sort((a, b) => a.seq - b.seq);
-        cursor.batch = events;
         // Caught up: nothing left in the host after the cursor, and nothing newer heard of meanwhile.
-        if (events.length === 0 && process.nextSeq <= state.nextSeq) this.finish(cursor);
+        const caughtUp = events.length === 0 && process.nextSeq <= state.nextSeq;
+        // In place before anything below sends a frame: a send pumps, and must find this batch, not fetch again.
+        cursor.batch = events;
+        cursor.fetching = false;
+        if (gap && gap.toSeq > cursor.gapThrough) {
+          cursor.gapThrough = gap.toSeq;
+          this.sink.sendGap(process, gap);
+        }
+        if (caughtUp) this.finish(cursor);
         this.pump();
       },
       (error: unknown) => {

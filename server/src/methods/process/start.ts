@@ -101,7 +101,7 @@ async function start(
       sandboxed: wrapped !== undefined,
       networkSandbox: wrapped !== undefined && !sandbox!.policy.isolateNetwork,
       meta: Buffer.from(JSON.stringify({ argv: params.argv })),
-    });
+    }, managed.hostEvents);
     stopTimer();
     managed.attach(started.handle, started.pid, started.startEpochMs);
     session.commit(managed);
