@@ -104,7 +104,8 @@ static int lookup(int family, const uint8_t local[16], uint16_t local_port, cons
 /* Whether some process outside every sandbox holds socket `inode` (a look at the whole machine's /proc). */
 static int held_outside_sandboxes(uint32_t inode) {
   int proc_dir = procfs_outer();
-  int dir_fd = proc_dir >= 0 ? dup(proc_dir) : open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* Reopened: the machine's /proc is held as an O_PATH descriptor, which cannot be listed. */
+  int dir_fd = proc_dir >= 0 ? openat(proc_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return 0;
   DIR *processes = fdopendir(dir_fd);
   if (!processes) {
