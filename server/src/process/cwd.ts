@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { fileUriToPath } from "@execmux/shared";
+import { fileUriToPath } from "@execmux/shared/core";
 import { SpawnError } from "./spawn-error.js";
 import { invalidParams } from "../rpc/rpc-error.js";
 

@@ -6,7 +6,7 @@
  * what it has heard so far, flow control, idempotent writes, long-poll
  * waiters, and the events held back until the start's reply is out.
  */
-import { type OutputGap, type OutputStream, type ProcessInfo, type WriteStatus } from "@execmux/shared";
+import type { OutputGap, OutputStream, ProcessInfo, WriteStatus } from "@execmux/shared";
 import type { ProcessHost, ProcessEvents, ReadResult } from "../host/process-host.js";
 
 export type ProcessEvent =

@@ -6,7 +6,9 @@
  * which outlives the socket.
  */
 import type { FastifyBaseLogger } from "fastify";
-import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
+import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
+import { methods } from "../generated/methods.js";
+import type { MethodFamily, RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
@@ -422,7 +424,7 @@ export class Connection implements SessionSink {
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
-    const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
+    const stopTimer = metrics.requestDuration.startTimer({ method: Object.hasOwn(methods, method) ? method : "unknown" });
     this.requestsInFlight++;
     // Nothing else is handled meanwhile (the gate holds later frames), so there is one at a time.
     const initializing = method === "initialize";
@@ -437,7 +439,7 @@ export class Connection implements SessionSink {
       afterReply.length = 0;
       const body =
         error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: String((error as Error)?.message) };
-      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: isRequestMethod(method) ? method : "unknown" }, "request failed");
+      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: Object.hasOwn(methods, method) ? method : "unknown" }, "request failed");
       metrics.errors.inc({ code: String(body.code) });
       reply = encodeError(id, body, jsonrpc);
     } finally {

@@ -3,7 +3,9 @@
  * handshake order (-32600, upstream's message per method family), then params
  * against the method's schema (-32602).
  */
-import { ErrorCode, RequestMethods, isRequestMethod } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/errors";
+import type { RequestMethod } from "@execmux/shared";
+import { methods } from "../generated/methods.js";
 import { handlers, type HandlerContext } from "../methods/index.js";
 import type { Connection } from "./connection.js";
 import { RpcError } from "./rpc-error.js";
@@ -13,16 +15,17 @@ import { validateParams } from "./validators.js";
 export type RequestScope = Omit<HandlerContext, "connection" | "session">;
 
 export async function dispatch(connection: Connection, method: string, params: unknown, scope: RequestScope): Promise<unknown> {
-  if (!isRequestMethod(method)) {
+  if (!Object.hasOwn(methods, method)) {
     throw new RpcError(ErrorCode.MethodNotFound, `exec-server stub does not implement \`${method}\` yet`);
   }
   // Absent params are `null`, as upstream decodes them (`invalid type: null, expected struct
   // ReadParams`); execmux's own extensions, which upstream lacks, take them as `{}`.
-  const checked = params ?? (RequestMethods[method].extension ? {} : null);
+  const spec = methods[method as RequestMethod];
+  const checked = params ?? (spec.extension ? {} : null);
   // Upstream decodes params before it looks at the handshake.
-  validateParams(method, checked);
-  const family = RequestMethods[method].family;
-  const session = family === undefined ? undefined : connection.requireInitialized(family);
-  const handler = handlers[method] as (params: unknown, context: HandlerContext) => unknown;
+  await validateParams(method as RequestMethod, checked);
+  const family = spec.family;
+  const session = family === null ? undefined : connection.requireInitialized(family);
+  const handler = handlers[method as RequestMethod] as (params: unknown, context: HandlerContext) => unknown;
   return handler(checked, { connection, session, ...scope });
 }

@@ -3,13 +3,8 @@
  * builds replies in the dialect the client spoke (with or without
  * `"jsonrpc": "2.0"`).
  */
-import {
-  BINARY_HEADER_BYTES,
-  writeBinaryOutputHeader,
-  type OutputStream,
-  type RequestId,
-  type RpcErrorBody,
-} from "@execmux/shared";
+import { BINARY_HEADER_BYTES, writeBinaryOutputHeader } from "@execmux/shared/core";
+import type { OutputStream, RequestId, RpcErrorBody } from "@execmux/shared";
 import { takeSlab } from "../process/slab-pool.js";
 import { shapeViolation } from "./json-shape.js";
 import { JSON_CHUNK_BYTES } from "./outbound.js";

@@ -1,22 +1,35 @@
-import { Ajv, type ValidateFunction } from "ajv";
-import { RequestMethods, type RequestMethod } from "@execmux/shared";
-import { standardBase64Error } from "../methods/fs/base64.js";
+/**
+ * Params against the method's schema. Each method's validator was compiled
+ * at build time (scripts/build-protocol.mjs) and is loaded on the method's
+ * first call: the daemon starts without TypeBox or ajv, and a method nobody
+ * calls costs nothing.
+ */
+import type { ErrorObject } from "ajv";
+import type { RequestMethod } from "@execmux/shared";
+import { methods } from "../generated/methods.js";
 import { paramsErrorMessage } from "./params-error.js";
 import { invalidParams } from "./rpc-error.js";
 
-// verbose: errors carry the offending value and schema, for serde-like messages.
-const ajv = new Ajv({ allErrors: false, strict: false, verbose: true });
-// The shared schemas' Base64: canonical standard base64, as upstream decodes it.
-ajv.addFormat("standard-base64", { type: "string", validate: (text: string) => standardBase64Error(text) === undefined });
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-/** One compiled validator per method, built once at start-up from the shared schemas. */
-const validators = Object.fromEntries(
-  Object.entries(RequestMethods).map(([method, spec]) => [method, ajv.compile(spec.params)]),
-) as Record<RequestMethod, ValidateFunction>;
+const loaded = new Map<RequestMethod, Validator | Promise<Validator>>();
+
+function validatorOf(method: RequestMethod): Validator | Promise<Validator> {
+  let validator = loaded.get(method);
+  if (!validator) {
+    validator = import(`../generated/validators/${methods[method].slug}.js`).then((module: { validate: Validator }) => {
+      loaded.set(method, module.validate);
+      return module.validate;
+    });
+    loaded.set(method, validator);
+  }
+  return validator;
+}
 
 /** Throws -32602 with upstream's kind of message when params do not fit the method's schema. */
-export function validateParams(method: RequestMethod, params: unknown): void {
-  const validate = validators[method];
+export async function validateParams(method: RequestMethod, params: unknown): Promise<void> {
+  const found = validatorOf(method);
+  const validate = typeof found === "function" ? found : await found;
   if (validate(params)) return;
   throw invalidParams(paramsErrorMessage(method, validate.errors, params));
 }

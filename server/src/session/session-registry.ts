@@ -10,7 +10,7 @@
  * use up the daemon's slots or expire another client's sessions.
  */
 import { randomBytes } from "node:crypto";
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/core";
 import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { ProcessHost } from "../host/process-host.js";

@@ -1,5 +1,6 @@
 /** What fs/walk answers, and the reply-size estimate that bounds it (upstream's). */
-import { pathToFileUri, type FsWalkResult } from "@execmux/shared";
+import { pathToFileUri } from "@execmux/shared/core";
+import type { FsWalkResult } from "@execmux/shared";
 import { fsError } from "./fs-error.js";
 import { MAX_WALK_RESPONSE_BYTES, WALK_RESPONSE_ITEM_OVERHEAD_BYTES } from "./limits.js";
 
