@@ -18,7 +18,8 @@ const TYPES: Record<string, string> = {
 
 export const CONSOLE_PREFIX = "/console";
 
-export function registerConsole(app: FastifyInstance): void {
+/** Serves the console at `prefix` (CONSOLE_PREFIX under the daemon's --base-path). */
+export function registerConsole(app: FastifyInstance, prefix = CONSOLE_PREFIX): void {
   if (!existsSync(DIRECTORY)) {
     app.log.warn("console assets are missing (run `npm run build`); /console is disabled");
     return;
@@ -27,7 +28,9 @@ export function registerConsole(app: FastifyInstance): void {
   const files = new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)]));
   const send = (name: string) => async (_request: unknown, reply: import("fastify").FastifyReply) =>
     reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").send(files.get(name));
-  app.get(CONSOLE_PREFIX, async (_request, reply) => reply.redirect(`${CONSOLE_PREFIX}/`));
-  app.get(`${CONSOLE_PREFIX}/`, send("index.html"));
-  for (const name of files.keys()) app.get(`${CONSOLE_PREFIX}/${name}`, send(name));
+  // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
+  const lastSegment = prefix.slice(prefix.lastIndexOf("/") + 1);
+  app.get(prefix, async (_request, reply) => reply.redirect(`${lastSegment}/`));
+  app.get(`${prefix}/`, send("index.html"));
+  for (const name of files.keys()) app.get(`${prefix}/${name}`, send(name));
 }

@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import websocket from "@fastify/websocket";
 import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
-import { authorize, selectProtocol } from "./auth/request-auth.js";
+import { authorize, forwardedHost, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import type { Config } from "./config.js";
@@ -70,8 +70,6 @@ export interface FrontDaemon extends Listener {
 /** How long a daemon handing over waits for the client sockets still on their way to the host. */
 const HAND_OVER_WAIT_MS = 5_000;
 
-/** The one path that upgrades to the JSON-RPC WebSocket. */
-const RPC_PATH = "/";
 /** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
 const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 
@@ -223,8 +221,14 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     errorHandler: (error, socket, request) => onClientSocketError(error, socket, request.log),
   });
 
+  // Everything is served under --base-path (for a proxy that forwards its prefix); probes also at the root.
+  const base = config.basePath;
+  /** The one path that upgrades to the JSON-RPC WebSocket. */
+  const rpcPath = `${base}/`;
+  const consolePrefix = `${base}${CONSOLE_PREFIX}`;
+  const healthPaths = [...new Set(["", base])].flatMap((prefix) => [`${prefix}/livez`, `${prefix}/readyz`]);
   // Health endpoints are open; everything else needs the token when tokens are configured.
-  const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);
+  const openPaths = new Set([...healthPaths, ...(config.metricsNeedToken ? [] : [`${base}/metrics`])]);
   const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
     request.log.warn({ status }, message);
     // Upstream answers without this header; HTTP requires it on a 401.
@@ -236,9 +240,12 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     const path = request.url.split("?")[0]!;
     if (closing && request.ws) return refuse(request, reply, 503, "the daemon is shutting down");
     // Only the RPC endpoint upgrades, whatever else the path would serve.
-    if (request.ws && path !== RPC_PATH) return refuse(request, reply, 404, `only ${RPC_PATH} accepts WebSocket connections`);
-    if (hosts && !hosts.allows(request.headers.host)) return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
-    if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
+    if (request.ws && path !== rpcPath) return refuse(request, reply, 404, `only ${rpcPath} accepts WebSocket connections`);
+    // Behind a proxy that rewrites Host, the name the client used is in X-Forwarded-Host: both must be known.
+    if (hosts && !(hosts.allows(request.headers.host) && hosts.allows(forwardedHost(request.headers)))) {
+      return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
+    }
+    if (openPaths.has(path) || path === consolePrefix || path.startsWith(`${consolePrefix}/`)) return;
     const decision = await authorize(request.headers, request.url, { allowedOrigins, secure: Boolean(tls), credentials });
     if (!decision.allowed) return refuse(request, reply, decision.status, decision.message);
     if (!request.ws) return;
@@ -253,7 +260,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
 
   app.route({
     method: "GET",
-    url: "/",
+    url: rpcPath,
     handler: (_request, reply) =>
       reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
     wsHandler: (socket, request) => {
@@ -268,14 +275,16 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
       backend.accept(socket, peer, request.log);
     },
   });
-  registerConsole(app);
-  app.get("/livez", async () => ({ status: "ok" }));
-  // Ready only while able to spawn: a test child ran through the spawner
-  // within the last few seconds (one is spawned now if not).
-  app.get("/readyz", async (_request, reply) =>
-    (await backend.ready().catch(() => false)) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
-  );
-  app.get("/metrics", async (_request, reply) => {
+  registerConsole(app, consolePrefix);
+  for (const prefix of new Set(["", base])) {
+    app.get(`${prefix}/livez`, async () => ({ status: "ok" }));
+    // Ready only while able to spawn: a test child ran through the spawner
+    // within the last few seconds (one is spawned now if not).
+    app.get(`${prefix}/readyz`, async (_request, reply) =>
+      (await backend.ready().catch(() => false)) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
+    );
+  }
+  app.get(`${base}/metrics`, async (_request, reply) => {
     const { contentType, text } = await backend.metrics();
     return reply.type(contentType).send(text);
   });
