@@ -129,7 +129,7 @@ describe("execmux serve", () => {
   it("has --help for every command and --version", async () => {
     const version = JSON.parse(readFileSync(new URL("../server/package.json", import.meta.url), "utf8")) as { version: string };
     expect(await runCli(["--version"])).toEqual({ code: 0, stdout: `execmux ${version.version}\n`, stderr: "" });
-    const commands = ["serve", "exec", "ps", "attach", "mcp"];
+    const commands = ["serve", "exec", "ps", "attach", "mcp", "token"];
     const helps = await Promise.all(commands.map((command) => Promise.all([runCli([command, "--help"]), runCli(["help", command])])));
     for (const [index, [help, helpCommand]] of helps.entries()) {
       expect(help.code, commands[index]).toBe(0);

@@ -13,5 +13,6 @@ export {
 } from "./unified-exec.js";
 export { ExecmuxError, RpcRequestError, DisconnectedError, RequestTimeoutError, SessionLostError, MessageTooLargeError } from "./errors.js";
 export type { WebSocketLike, WebSocketConstructor, SocketOptions } from "./socket.js";
+export { routerHeaders, type RouterRoute } from "./router-route.js";
 export { decodeBase64, encodeBase64 } from "./base64.js";
 export * from "@execmux/shared";

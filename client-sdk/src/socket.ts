@@ -4,6 +4,7 @@
  * so both behave the same.
  */
 import { encodeBase64 } from "./base64.js";
+import { routerHeaders, type RouterRoute } from "./router-route.js";
 
 export interface WebSocketLike {
   readonly readyState: number;
@@ -31,6 +32,14 @@ export interface SocketOptions {
   headers?: Record<string, string>;
   /** Subprotocols to offer. */
   protocols?: string[];
+  /**
+   * Connect through agent-sandbox's sandbox-router (the URL is the
+   * router's): sends the X-Sandbox-* headers, the router's token as
+   * `Authorization`, and `token` as the subprotocol, since the router strips
+   * `Authorization`. Node only: browsers cannot set headers (use the
+   * router's path routing URL instead).
+   */
+  router?: RouterRoute;
 }
 
 export const OPEN = 1;
@@ -59,14 +68,19 @@ function base64url(text: string): string {
 export async function openSocket(url: string, options: SocketOptions): Promise<WebSocketLike> {
   const platform = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   // Node without a platform WebSocket loads `ws`, which can send headers.
-  const canSendHeaders = options.headers !== undefined || (!options.WebSocket && !platform);
-  let headers = options.headers;
+  const canSendHeaders = options.headers !== undefined || options.router !== undefined || (!options.WebSocket && !platform);
+  let headers = options.router ? { ...options.headers, ...routerHeaders(options.router) } : options.headers;
   let protocols = options.protocols;
   if (options.token !== undefined) {
-    if (canSendHeaders) headers = { ...headers, authorization: `Bearer ${options.token}` };
+    // Through a router, Authorization is the router's (and never reaches the daemon).
+    if (canSendHeaders && !options.router) headers = { ...headers, authorization: `Bearer ${options.token}` };
     else protocols = [...(protocols ?? []), SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + base64url(options.token)];
   }
-  const WebSocketImpl = await findWebSocket({ ...options, ...(headers ? { headers } : {}) });
+  const WebSocketImpl = await findWebSocket({ ...options, ...(headers ? { headers } : {}) }).catch((error: Error) => {
+    // Only `ws` sends headers: a browser has to name the sandbox in the URL.
+    if (!options.router) throw error;
+    throw new Error(`cannot send X-Sandbox-* headers here (${error.message}); in a browser, open the router's path routing URL (<prefix>/<namespace>/<id>/<port>/) instead`);
+  });
   const socket = headers ? new WebSocketImpl(url, protocols, { headers }) : new WebSocketImpl(url, protocols);
   // Browsers default to Blob; `ws` hands out Buffers (Uint8Arrays) unless told otherwise.
   if (socket.binaryType === "blob") socket.binaryType = "arraybuffer";

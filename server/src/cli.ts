@@ -18,6 +18,7 @@ const COMMANDS: Record<CommandName, () => Promise<Command>> = {
   ps: async () => (await import("./commands/ps.js")).psCommand,
   attach: async () => (await import("./commands/attach.js")).attachCommand,
   mcp: async () => (await import("./commands/mcp.js")).mcpCommand,
+  token: async () => (await import("./commands/token.js")).tokenCommand,
 };
 
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(COMMANDS, name);

@@ -138,6 +138,12 @@ export const ConfigSchema = Type.Object(
       description:
         "Comma-separated names the daemon answers to in the Host header besides IP addresses, localhost, *.localhost and the --listen host (e.g. execmux.internal, *.example.com), or * for any; other names get 403, which stops DNS rebinding. Checked when no token is required, or whenever this is set.",
     }),
+    basePath: Type.String({
+      default: "",
+      pattern: "^(/[^/?#]+)*$",
+      description:
+        "Serve under this path (e.g. /sandboxes/agents/box-1/8888): the WebSocket at BASE/, the console at BASE/console/, /metrics at BASE/metrics (/livez and /readyz at BASE/ and at the root, for probes). For a proxy that forwards its path prefix unchanged; one that strips it (agent-sandbox's sandbox-router) needs none. Empty: the root.",
+    }),
     insecureNoAuth: Type.Boolean({
       default: false,
       description: "Allow listening on a non-loopback address without a token. Anyone who can reach the port can run commands.",

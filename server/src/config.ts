@@ -63,6 +63,7 @@ const VALUE_KINDS = {
   wsMaxClockSkewSeconds: "setting",
   allowedOrigins: "setting",
   allowedHosts: "setting",
+  basePath: "setting",
   insecureNoAuth: "setting",
   tlsCert: "daemon-file",
   tlsKey: "daemon-file",

@@ -1,12 +1,14 @@
 /**
  * The web console's static files (built by scripts/build-browser.mjs into
  * server/console-dist), served by the daemon itself at /console. They hold
- * no secret, so they need no token; the WebSocket they open does.
+ * no secret, so they need no token; the WebSocket they open does. Read on
+ * the first request for one: a daemon nobody opens the console of never
+ * holds them.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyInstance } from "fastify";
 
 const DIRECTORY = fileURLToPath(new URL("../console-dist/", import.meta.url));
 const TYPES: Record<string, string> = {
@@ -18,16 +20,27 @@ const TYPES: Record<string, string> = {
 
 export const CONSOLE_PREFIX = "/console";
 
-export function registerConsole(app: FastifyInstance): void {
-  if (!existsSync(DIRECTORY)) {
-    app.log.warn("console assets are missing (run `npm run build`); /console is disabled");
-    return;
+let files: Map<string, Buffer> | undefined;
+
+/** The console's files by name; empty when they were not built. No path from a request ever reaches the file system. */
+function consoleFiles(): Map<string, Buffer> {
+  return (files ??= existsSync(DIRECTORY) ? new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)])) : new Map());
+}
+
+/**
+ * Answers a GET for the console at `prefix` (CONSOLE_PREFIX under the
+ * daemon's --base-path); false when `path` is none of its files.
+ */
+export function serveConsole(prefix: string, path: string, reply: ServerResponse): boolean {
+  if (path === prefix) {
+    // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
+    reply.writeHead(302, { location: `${prefix.slice(prefix.lastIndexOf("/") + 1)}/` }).end();
+    return true;
   }
-  // Read once: a handful of files, and no path from a request ever reaches the file system.
-  const files = new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)]));
-  const send = (name: string) => async (_request: unknown, reply: import("fastify").FastifyReply) =>
-    reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").send(files.get(name));
-  app.get(CONSOLE_PREFIX, async (_request, reply) => reply.redirect(`${CONSOLE_PREFIX}/`));
-  app.get(`${CONSOLE_PREFIX}/`, send("index.html"));
-  for (const name of files.keys()) app.get(`${CONSOLE_PREFIX}/${name}`, send(name));
+  if (!path.startsWith(`${prefix}/`)) return false;
+  const name = path.slice(prefix.length + 1) || "index.html";
+  const body = consoleFiles().get(name);
+  if (!body) return false;
+  reply.writeHead(200, { "content-type": TYPES[extname(name)] ?? "application/octet-stream", "cache-control": "no-cache", "content-length": body.length }).end(body);
+  return true;
 }

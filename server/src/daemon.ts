@@ -1,22 +1,27 @@
 /**
- * The daemon: a Fastify server whose `GET /` upgrades to the JSON-RPC
- * WebSocket (after the auth hook said yes), a registry of sessions, and an
- * orderly shutdown that leaves no process behind.
+ * The daemon: an HTTP server whose `GET BASE/` upgrades to the JSON-RPC
+ * WebSocket (after the request's checks said yes), the health and metrics
+ * endpoints and the console, in front of the runtime (the sessions, and the
+ * process host where every process lives). node:http and ws, nothing more:
+ * a handful of paths needs no framework, and a daemon in every sandbox
+ * should start and rest as light as it can.
  */
 import { readFileSync } from "node:fs";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import websocket from "@fastify/websocket";
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
 import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
-import { authorize, selectProtocol } from "./auth/request-auth.js";
+import { authorize, forwardedHost, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
-import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
+import { CONSOLE_PREFIX, serveConsole } from "./console-assets.js";
 import type { Config } from "./config.js";
 import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
-import { loggerOptions } from "./logger.js";
+import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
-import type { Runtime } from "./runtime.js";
+import { openRuntime, type Runtime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
 
@@ -24,7 +29,7 @@ export interface Listener {
   /** ws://HOST:PORT (wss:// with TLS) with the port actually bound. */
   readonly url: string;
   readonly port: number;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   /** Re-reads the token file (SIGHUP). */
   reloadTokens(): void;
   /** Stops accepting, closes every socket, terminates every process tree. */
@@ -47,53 +52,30 @@ export interface Daemon extends Listener {
   leave(): Promise<void>;
 }
 
-/** The one path that upgrades to the JSON-RPC WebSocket. */
-const RPC_PATH = "/";
-/** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
-const clientOf = new WeakMap<FastifyRequest["raw"], string>();
-
-export async function startDaemon(config: Config): Promise<Daemon> {
-  let runtime: Runtime | undefined;
-  const listener = await startListener(config, async (log) => {
-    // Loaded here, after the listener's own modules: the process host starts meanwhile.
-    const { openRuntime } = await import("./runtime.js");
-    runtime = await openRuntime(config, log);
-    return runtime;
-  });
-  const opened = runtime!;
-  return {
-    ...listener,
-    registry: opened.registry,
-    metrics: opened.metrics,
-    runtime: opened,
-    leave: async () => {
-      await listener.stopAccepting(SERVICE_RESTART_CLOSE);
-      opened.leave();
-    },
-  };
-}
-
 /** Clients of a daemon handing its sessions over: come back in a moment (the next daemon resumes them). */
 const SERVICE_RESTART_CLOSE = { code: 1012, reason: "execmux is restarting: reconnect and resume" } as const;
+/** How long stopping waits for clients to answer the close before their sockets are cut. */
+const CLOSE_WAIT_MS = 5_000;
 
-/** HTTP, the auth hook and the WebSocket upgrade, in front of `backend`. */
-async function startListener(config: Config, makeRuntime: (log: FastifyBaseLogger) => Promise<Runtime>): Promise<Listener & { stopAccepting(close: { code: number; reason: string }): Promise<void> }> {
+/** What a request may do, decided before it is answered or upgraded. */
+type Verdict = { readonly allowed: true; readonly client: string } | { readonly allowed: false; readonly status: number; readonly message: string };
+
+export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port, tls, wsAuth } = checkListenerSettings(config);
-
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
   let tokens: TokenStore | undefined;
-  const app: FastifyInstance = Fastify({
-    logger: loggerOptions(config, () => tokens?.formsToRedact ?? []),
-    ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
-  });
+  const log = createLogger(config, () => tokens?.formsToRedact ?? []);
+  // The process host starts while the rest is set up: it is the longest step, and needs nothing below.
+  const opening = openRuntime(config, log);
+  opening.catch(() => undefined);
 
   tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
-    error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
+    error ? log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : log.info({ count }, "tokens loaded"),
   );
   // Any configured kind of token admits a request; with none, only the Origin check applies.
   const credentials = [...(tokens.enabled ? [tokens.asCredential()] : []), ...(wsAuth ? [wsAuth] : [])];
   if (credentials.length === 0 && !isLoopback(host)) {
-    app.log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
+    log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
   }
   const stopWatchingTokens = tokens.watch();
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
@@ -104,122 +86,202 @@ async function startListener(config: Config, makeRuntime: (log: FastifyBaseLogge
   /** Set once the daemon is stopping: new WebSockets are refused meanwhile. */
   let closing: Promise<void> | undefined;
 
-  const runtime = await makeRuntime(app.log);
-
-  await app.register(websocket, {
-    options: {
-      maxPayload: config.maxMessageBytes,
-      handleProtocols: selectProtocol,
-    },
-    errorHandler: (error, socket, request) => onClientSocketError(error, socket, request.log),
-  });
-
+  // Everything is served under --base-path (for a proxy that forwards its prefix); probes also at the root.
+  const base = config.basePath;
+  /** The one path that upgrades to the JSON-RPC WebSocket. */
+  const rpcPath = `${base}/`;
+  const consolePrefix = `${base}${CONSOLE_PREFIX}`;
+  const healthPaths = new Set([...new Set(["", base])].flatMap((prefix) => [`${prefix}/livez`, `${prefix}/readyz`]));
   // Health endpoints are open; everything else needs the token when tokens are configured.
-  const openPaths = new Set(["/livez", "/readyz", ...(config.metricsNeedToken ? [] : ["/metrics"])]);
-  const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
-    request.log.warn({ status }, message);
-    // Upstream answers without this header; HTTP requires it on a 401.
-    if (status === 401) reply.header("www-authenticate", 'Bearer realm="execmux"');
-    // Upstream's form: the reason as plain text.
-    return reply.code(status).type("text/plain; charset=utf-8").send(message);
-  };
-  app.addHook("onRequest", async (request, reply) => {
-    const path = request.url.split("?")[0]!;
-    if (closing && request.ws) return refuse(request, reply, 503, "the daemon is shutting down");
-    // No sandboxed process talks to the daemon, with a token or without (issue #34): asked of the host before anything else.
-    if (await sandboxedPeer(request)) return refuse(request, reply, 403, "a sandboxed process may not connect to the execmux daemon");
-    // Only the RPC endpoint upgrades, whatever else the path would serve.
-    if (request.ws && path !== RPC_PATH) return refuse(request, reply, 404, `only ${RPC_PATH} accepts WebSocket connections`);
-    if (hosts && !hosts.allows(request.headers.host)) return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
-    if (openPaths.has(path) || path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)) return;
-    const decision = await authorize(request.headers, request.url, { allowedOrigins, secure: Boolean(tls), credentials });
-    if (!decision.allowed) return refuse(request, reply, decision.status, decision.message);
-    if (!request.ws) return;
-    const client = `${decision.tokenId ?? "-"}@${request.ip}`;
-    if (!connectionQuota.allows(client)) {
-      return refuse(request, reply, 429, `this client already has its maximum of ${config.maxConnectionsPerClient} connections`);
-    }
-    clientOf.set(request.raw, client);
-  });
-  // Fastify's own 404 logs the URL, query string and all.
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: "not found" }));
+  const openPaths = new Set([...healthPaths, ...(config.metricsNeedToken ? [] : [`${base}/metrics`])]);
+  let nextRequest = 1;
 
-  app.route({
-    method: "GET",
-    url: "/",
-    handler: (_request, reply) =>
-      reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
-    wsHandler: (socket, request) => {
-      request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
-      const client = clientOf.get(request.raw) ?? `-@${request.ip}`;
-      const closed = connectionQuota.opened(client);
-      socket.once("close", (code) => {
-        closed();
-        request.log.info({ code }, "connection closed");
-      });
-      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client };
-      runtime.serveWebSocket(socket, peer, request.log);
-    },
-  });
-  registerConsole(app);
-  app.get("/livez", async () => ({ status: "ok" }));
-  // Ready only while able to spawn: a test child ran through the process host
-  // within the last few seconds (one is spawned now if not).
-  app.get("/readyz", async (_request, reply) =>
-    (await runtime.host.ready().catch(() => false)) ? { status: "ready" } : reply.code(503).send({ status: "unable to spawn" }),
-  );
-  app.get("/metrics", async (_request, reply) => {
-    const { contentType, text } = await runtime.metrics.exposition();
-    return reply.type(contentType).send(text);
-  });
+  const server: Server = tls ? createHttpsServer({ cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }) : createHttpServer();
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, handleProtocols: (protocols) => selectProtocol(protocols) });
+  let runtime: Runtime | undefined;
 
   /** Whether the request's connection comes from a sandboxed process (asked once per connection). */
   const peerVerdicts = new WeakMap<object, Promise<boolean>>();
-  function sandboxedPeer(request: FastifyRequest): Promise<boolean> {
-    if (!runtime.host.needsPeerChecks) return Promise.resolve(false);
-    const socket = request.raw.socket;
+  async function sandboxedPeer(request: IncomingMessage): Promise<boolean> {
+    const host = (runtime ?? (await opening)).host;
+    if (!host.needsPeerChecks) return false;
+    const socket = request.socket;
     let verdict = peerVerdicts.get(socket);
     if (!verdict) {
       const local = { address: socket.localAddress ?? "", port: socket.localPort ?? 0 };
       const remote = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
       // Refused when it cannot be told: a host that cannot answer cannot vouch for anyone.
-      verdict = runtime.host.isSandboxedPeer(local, remote).catch(() => true);
+      verdict = host.isSandboxedPeer(local, remote).catch(() => true);
       peerVerdicts.set(socket, verdict);
     }
     return verdict;
   }
 
+  /** What every request goes through, an upgrade or not, before anything of it is done. */
+  async function check(request: IncomingMessage, upgrade: boolean): Promise<Verdict> {
+    const url = request.url ?? "/";
+    const path = url.split("?")[0]!;
+    if (closing && upgrade) return { allowed: false, status: 503, message: "the daemon is shutting down" };
+    // No sandboxed process talks to the daemon, with a token or without (issue #34): asked of the host before anything else.
+    if (await sandboxedPeer(request)) return { allowed: false, status: 403, message: "a sandboxed process may not connect to the execmux daemon" };
+    // Only the RPC endpoint upgrades, whatever else the path would serve.
+    if (upgrade && path !== rpcPath) return { allowed: false, status: 404, message: `only ${rpcPath} accepts WebSocket connections` };
+    // Behind a proxy that rewrites Host, the name the client used is in X-Forwarded-Host: both must be known.
+    if (hosts && !(hosts.allows(request.headers.host) && hosts.allows(forwardedHost(request.headers)))) {
+      return { allowed: false, status: 403, message: "host not allowed (see --allowed-hosts)" };
+    }
+    if (openPaths.has(path) || (!upgrade && (path === consolePrefix || path.startsWith(`${consolePrefix}/`)))) return { allowed: true, client: "" };
+    const decision = await authorize(request.headers, url, { allowedOrigins, secure: tls, credentials });
+    if (!decision.allowed) return decision;
+    const client = `${decision.tokenId ?? "-"}@${request.socket.remoteAddress}`;
+    if (upgrade && !connectionQuota.allows(client)) {
+      return { allowed: false, status: 429, message: `this client already has its maximum of ${config.maxConnectionsPerClient} connections` };
+    }
+    return { allowed: true, client };
+  }
+
+  function refusalHeaders(status: number, message: string): Record<string, string | number> {
+    return {
+      "content-type": "text/plain; charset=utf-8",
+      "content-length": Buffer.byteLength(message),
+      // Upstream answers without this header; HTTP requires it on a 401.
+      ...(status === 401 ? { "www-authenticate": 'Bearer realm="execmux"' } : {}),
+    };
+  }
+
+  function refused(request: IncomingMessage, verdict: Extract<Verdict, { allowed: false }>): void {
+    log.warn({ reqId: `req-${nextRequest++}`, req: request, status: verdict.status }, verdict.message);
+  }
+
+  /** Plain HTTP: the health endpoints, metrics, the console, and a word on the RPC path. */
+  async function answer(request: IncomingMessage, reply: ServerResponse): Promise<void> {
+    const verdict = await check(request, false);
+    if (!verdict.allowed) {
+      refused(request, verdict);
+      // Upstream's form: the reason as plain text.
+      reply.writeHead(verdict.status, refusalHeaders(verdict.status, verdict.message)).end(verdict.message);
+      return;
+    }
+    const path = (request.url ?? "/").split("?")[0]!;
+    const json = (status: number, body: unknown) => {
+      const text = JSON.stringify(body);
+      reply.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) }).end(text);
+    };
+    if (request.method !== "GET" && request.method !== "HEAD") return json(404, { error: "not found" });
+    const opened = runtime ?? (await opening);
+    if (healthPaths.has(path) && path.endsWith("/livez")) return json(200, { status: "ok" });
+    // Ready only while able to spawn: a test child ran through the process host within the last few seconds (one is spawned now if not).
+    if (healthPaths.has(path)) return (await opened.host.ready().catch(() => false)) ? json(200, { status: "ready" }) : json(503, { status: "unable to spawn" });
+    if (path === `${base}/metrics`) {
+      const { contentType, text } = await opened.metrics.exposition();
+      reply.writeHead(200, { "content-type": contentType }).end(text);
+      return;
+    }
+    if (path === rpcPath) {
+      reply.writeHead(200, { "content-type": "text/plain" }).end("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n");
+      return;
+    }
+    if (serveConsole(consolePrefix, path, reply)) return;
+    json(404, { error: "not found" });
+  }
+
+  server.on("request", (request: IncomingMessage, reply: ServerResponse) => {
+    answer(request, reply).catch((error: unknown) => {
+      log.error({ err: error }, "a request failed");
+      if (!reply.headersSent) reply.writeHead(500).end();
+      else reply.destroy();
+    });
+  });
+
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => undefined);
+    check(request, true).then(
+      async (verdict) => {
+        if (!verdict.allowed) {
+          refused(request, verdict);
+          const headers = Object.entries(refusalHeaders(verdict.status, verdict.message)).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+          socket.end(`HTTP/1.1 ${verdict.status} ${STATUS_CODES[verdict.status]}\r\nconnection: close\r\n${headers}\r\n${verdict.message}`);
+          return;
+        }
+        const opened = runtime ?? (await opening);
+        sockets.handleUpgrade(request, socket, head, (webSocket: WebSocket) => {
+          const reqId = `req-${nextRequest++}`;
+          const connectionLog = log.child({ reqId });
+          connectionLog.info({ remote: request.socket.remoteAddress }, "connection opened");
+          webSocket.on("error", (error) => onClientSocketError(error, webSocket, connectionLog));
+          const closed = connectionQuota.opened(verdict.client);
+          webSocket.once("close", (code) => {
+            closed();
+            connectionLog.info({ code }, "connection closed");
+          });
+          const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client: verdict.client };
+          opened.serveWebSocket(webSocket, peer, connectionLog);
+        });
+      },
+      (error: unknown) => {
+        log.error({ err: error }, "a connection failed before its upgrade");
+        socket.destroy();
+      },
+    );
+  });
+  // A client that sends garbage or vanishes mid-request: its socket, never the daemon.
+  server.on("clientError", (_error, socket) => socket.destroy());
+
   try {
-    await app.listen({ host, port });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => {
+        server.removeListener("error", reject);
+        resolve();
+      });
+    });
+    runtime = await opening;
   } catch (error) {
-    // The port is taken: a persistent host keeps its sessions for a daemon that can listen; a private one ends.
+    // The port is taken (or the host would not start): a persistent host keeps its sessions for a daemon that can listen; a private one ends.
     stopWatchingTokens();
-    await runtime.close();
+    server.close();
+    await opening.then((opened) => opened.close(), () => undefined);
     throw error;
   }
-  const address = app.server.address();
+  const opened = runtime;
+  const address = server.address();
   const boundPort = typeof address === "object" && address ? address.port : port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
+  log.info(`listening at ${tls ? "https" : "http"}://${urlHost}:${boundPort}`);
 
   /** Stops accepting and closes every client with `how`; the runtime is the caller's to end or leave. */
   const stopAccepting = (how: { code: number; reason: string }) =>
     (closing ??= (async () => {
       stopWatchingTokens();
-      // Told why (Fastify's own close sends no code).
-      for (const client of app.websocketServer.clients) client.close(how.code, how.reason);
-      await app.close();
+      server.close();
+      const clients = [...sockets.clients];
+      // Told why, then given a moment to answer the close before their sockets are cut.
+      for (const client of clients) client.close(how.code, how.reason);
+      await Promise.race([
+        Promise.all(clients.map((client) => (client.readyState === client.CLOSED ? undefined : new Promise((resolve) => client.once("close", resolve))))),
+        new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref()),
+      ]);
+      for (const client of sockets.clients) client.terminate();
+      server.closeAllConnections();
     })());
-  const close = async () => {
-    await stopAccepting(SHUTDOWN_CLOSE);
-    await runtime.close();
-  };
 
+  let ended: Promise<void> | undefined;
   return {
     url: `${tls ? "wss" : "ws"}://${urlHost}:${boundPort}`,
     port: boundPort,
-    log: app.log,
+    log,
+    registry: opened.registry,
+    metrics: opened.metrics,
+    runtime: opened,
     reloadTokens: () => tokens.reload(),
-    close,
-    stopAccepting,
+    close: () =>
+      (ended ??= (async () => {
+        await stopAccepting(SHUTDOWN_CLOSE);
+        await opened.close();
+      })()),
+    leave: async () => {
+      await stopAccepting(SERVICE_RESTART_CLOSE);
+      opened.leave();
+    },
   };
 }

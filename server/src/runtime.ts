@@ -4,7 +4,7 @@
  * process behind. daemon.ts puts HTTP and WebSockets in front of it;
  * stdio-daemon.ts, stdin and stdout.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "./logger.js";
 import type { WebSocket } from "ws";
 import { daemonFiles, type Config } from "./config.js";
 import { ProcessHost } from "./host/process-host.js";
@@ -21,12 +21,12 @@ export interface Runtime {
   readonly metrics: Metrics;
   readonly host: ProcessHost;
   /** What a Connection needs, with the logger it should use. */
-  connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
+  connectionDeps(log: Logger): ConnectionDeps;
   /**
    * A client's WebSocket, authorized, now speaks JSON-RPC to the sessions
    * (and counts as a connection while open).
    */
-  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger): void;
+  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: Logger): void;
   /** Terminates every process tree (SIGTERM, a grace period, SIGKILL); the host ends with it. */
   close(): Promise<void>;
   /** Lets go of the host, leaving it every session and process for the next daemon (an upgrade, a restart). */
@@ -43,7 +43,7 @@ export function persistentHost(config: Config): boolean {
   return config.processHost === "separate" && /^wss?:\/\//.test(config.listen) && !/:0\/?$/.test(config.listen);
 }
 
-export async function openRuntime(config: Config, log: FastifyBaseLogger, persistent = persistentHost(config)): Promise<Runtime> {
+export async function openRuntime(config: Config, log: Logger, persistent = persistentHost(config)): Promise<Runtime> {
   const metrics = new Metrics();
   const host = await ProcessHost.open({
     socketPath: persistent ? hostSocketPath(stateDirectory(config.stateDirectory), config.listen) : undefined,
@@ -93,7 +93,7 @@ export async function openRuntime(config: Config, log: FastifyBaseLogger, persis
   if (restored.sessions.length > 0) log.info({ sessions: restored.sessions.length, processes: restored.processes.length }, "sessions kept by the process host");
   // What no sandbox may see: the files the configuration names for the daemon alone.
   const hiddenPaths = daemonFiles(config);
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, host, pollAfterInput, hiddenPaths });
+  const connectionDeps = (connectionLog: Logger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, host, pollAfterInput, hiddenPaths });
   return {
     registry,
     metrics,

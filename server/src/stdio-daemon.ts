@@ -12,7 +12,7 @@
  * resume the session.
  */
 import type { Readable, Writable } from "node:stream";
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "./logger.js";
 import { wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, type Config } from "./config.js";
 import { createLogger } from "./logger.js";
@@ -22,7 +22,7 @@ import type { SessionRegistry } from "./session/session-registry.js";
 import { StdioTransport } from "./transport/stdio-transport.js";
 
 export interface StdioDaemon {
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly registry: SessionRegistry;
   /** Resolves once the connection is over: stdin ended and the replies went out, or stdout is gone. */
   readonly ended: Promise<void>;

@@ -9,6 +9,11 @@ import { configKeys, envOf } from "./config.js";
 const OTHER_VARIABLES = [
   "EXECMUX_URL", // client commands (commands/client-args.ts)
   "EXECMUX_SESSION",
+  "EXECMUX_SANDBOX_ID", // through agent-sandbox's router (commands/client-args.ts)
+  "EXECMUX_SANDBOX_NAMESPACE",
+  "EXECMUX_SANDBOX_PORT",
+  "EXECMUX_ROUTER_TOKEN",
+  "EXECMUX_ROUTER_TOKEN_FILE",
   "EXECMUX_DEBUG", // stack traces on errors (cli.ts)
 ];
 

@@ -14,8 +14,10 @@ import { upstreamCodex } from "./upstream.js";
 export type SandboxMode = "danger-full-access" | "workspace-write";
 
 export interface AgentOptions {
-  /** ws:// URL of the exec-server the agent uses as its environment. */
-  readonly execServerUrl: string;
+  /** ws:// URL of the exec-server the agent uses as its environment (CODEX_EXEC_SERVER_URL)... */
+  readonly execServerUrl?: string;
+  /** ...or the text of $CODEX_HOME/environments.toml, naming its environments instead. */
+  readonly environmentsToml?: string;
   /** The scripted model's provider base URL (MockModel.baseUrl). */
   readonly modelBaseUrl: string;
   /** The project directory (`-C`): the agent's cwd on the remote. */
@@ -91,6 +93,7 @@ export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
   const catalogPath = join(codexHome, "mock-model-catalog.json");
   writeFileSync(catalogPath, JSON.stringify(MODEL_CATALOG));
   writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath));
+  if (options.environmentsToml !== undefined) writeFileSync(join(codexHome, "environments.toml"), options.environmentsToml, { mode: 0o600 });
 
   // Not the developer's environment: an OPENAI_BASE_URL or CODEX_HOME there would send the agent elsewhere.
   const env: NodeJS.ProcessEnv = {
@@ -98,7 +101,7 @@ export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
     HOME: home,
     CODEX_HOME: codexHome,
     OPENAI_API_KEY: "dummy",
-    CODEX_EXEC_SERVER_URL: options.execServerUrl,
+    ...(options.execServerUrl !== undefined ? { CODEX_EXEC_SERVER_URL: options.execServerUrl } : {}),
   };
   const child = spawn(upstreamCodex(), ["exec", "--skip-git-repo-check", "-C", options.projectDir, options.prompt], {
     env,

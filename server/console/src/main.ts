@@ -6,13 +6,14 @@
  */
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
 import { forgetToken, loadState, loadToken, saveState, saveToken } from "./saved-state.js";
+import { webSocketUrlOf } from "./socket-url.js";
 import { TerminalTab } from "./terminal-tab.js";
 
 const tabsBar = document.getElementById("tabs")!;
 const panes = document.getElementById("terminals")!;
 const status = document.getElementById("status")!;
 const commandInput = document.getElementById("command") as HTMLInputElement;
-const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+const url = webSocketUrlOf(location);
 
 const tabs: TerminalTab[] = [];
 let active: TerminalTab | undefined;

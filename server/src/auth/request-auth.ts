@@ -88,9 +88,21 @@ function ownScheme(headers: IncomingHttpHeaders, secure: boolean): string {
 }
 
 /**
- * Same origin (a page the daemon serves: same scheme, host and port), an
- * allowed origin, or no Origin at all (not a browser). `secure`: the request
- * came over TLS.
+ * The Host the client used, as a proxy in front reports it (X-Forwarded-Host,
+ * its first entry), when the proxy rewrote Host to its upstream's address
+ * (agent-sandbox's router sends `<id>.<namespace>.svc...:<port>` or the pod's
+ * IP). Like X-Forwarded-Proto, a page cannot set it on a WebSocket handshake.
+ */
+export function forwardedHost(headers: IncomingHttpHeaders): string | undefined {
+  const forwarded = headers["x-forwarded-host"];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim();
+  return first ? first : undefined;
+}
+
+/**
+ * Same origin (a page the daemon serves: same scheme, host and port, as the
+ * daemon or the proxy in front of it saw the host), an allowed origin, or no
+ * Origin at all (not a browser). `secure`: the request came over TLS.
  */
 export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly string[], secure: boolean): boolean {
   const origin = headers.origin;
@@ -99,8 +111,8 @@ export function originAllowed(headers: IncomingHttpHeaders, allowed: readonly st
   const normalized = normalizedOrigin(origin);
   if (normalized === undefined) return false;
   if (allowed.some((entry) => normalizedOrigin(entry) === normalized)) return true;
-  const host = headers.host;
-  return host !== undefined && normalizedOrigin(`${ownScheme(headers, secure)}://${host}`) === normalized;
+  const scheme = ownScheme(headers, secure);
+  return [headers.host, forwardedHost(headers)].some((host) => host !== undefined && normalizedOrigin(`${scheme}://${host}`) === normalized);
 }
 
 export interface AuthOptions {

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { connect, ErrorCode, RpcRequestError, type ConnectOptions, type ExecmuxClient } from "@execmux/client";
+import { connect, ErrorCode, RpcRequestError, type ConnectOptions, type ExecmuxClient, type RouterRoute } from "@execmux/client";
 import { unknownVariableWarnings } from "../unknown-variables.js";
 import { CommandError, UsageError } from "./command-error.js";
 
@@ -13,6 +13,8 @@ export interface ClientArgs {
   url: string;
   token: string | undefined;
   session: string | undefined;
+  /** `--sandbox-id` and the rest: the sandbox to reach through agent-sandbox's router at `url`. */
+  router: RouterRoute | undefined;
   /** `--takeover`: take the session from a client that holds it. */
   takeover: boolean;
   /** Flags the command declared, by name. */
@@ -37,6 +39,11 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     token: env.EXECMUX_TOKEN,
     "token-file": env.EXECMUX_TOKEN_FILE,
     session: env.EXECMUX_SESSION,
+    "sandbox-id": env.EXECMUX_SANDBOX_ID,
+    "sandbox-namespace": env.EXECMUX_SANDBOX_NAMESPACE,
+    "sandbox-port": env.EXECMUX_SANDBOX_PORT,
+    "router-token": env.EXECMUX_ROUTER_TOKEN,
+    "router-token-file": env.EXECMUX_ROUTER_TOKEN_FILE,
   };
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!;
@@ -50,7 +57,7 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     }
     const [name, inline] = argument.startsWith("--") && argument.includes("=") ? argument.split(/=(.*)/s, 2) : [argument, undefined];
     const key = name!.replace(/^--?/, "");
-    if (["url", "token", "token-file", "session"].includes(key) && name!.startsWith("--")) {
+    if (COMMON_FLAGS.includes(key) && name!.startsWith("--")) {
       const value = inline ?? argv[++index];
       if (value === undefined) throw new UsageError(`${name} needs a value`);
       common[key] = value;
@@ -67,7 +74,25 @@ export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     flags.set(name!, [...(flags.get(name!) ?? []), value]);
   }
   const token = common.token || (common["token-file"] ? readTokenFile(common["token-file"]) : undefined);
-  return { url: common.url ?? DEFAULT_URL, token, session: common.session || undefined, takeover, flags, rest };
+  return { url: common.url ?? DEFAULT_URL, token, session: common.session || undefined, router: routeOf(common), takeover, flags, rest };
+}
+
+/** Flags every client command takes (each also an EXECMUX_* variable). */
+const COMMON_FLAGS = ["url", "token", "token-file", "session", "sandbox-id", "sandbox-namespace", "sandbox-port", "router-token", "router-token-file"];
+
+/** The router route the options name, or undefined without --sandbox-id. */
+function routeOf(common: Record<string, string | undefined>): RouterRoute | undefined {
+  const sandboxId = common["sandbox-id"] || undefined;
+  const namespace = common["sandbox-namespace"] || undefined;
+  const portText = common["sandbox-port"] || undefined;
+  const routerToken = common["router-token"] || (common["router-token-file"] ? readTokenFile(common["router-token-file"]) : undefined);
+  if (!sandboxId) {
+    if (namespace || portText || routerToken) throw new UsageError("--sandbox-namespace, --sandbox-port and the router token need --sandbox-id");
+    return undefined;
+  }
+  const port = portText === undefined ? undefined : Number(portText);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`--sandbox-port must be a port number, got ${portText}`);
+  return { sandboxId, ...(namespace ? { namespace } : {}), ...(port !== undefined ? { port } : {}), ...(routerToken ? { token: routerToken } : {}) };
 }
 
 /** The first token of a token file (the daemon's format: one per line, # comments). */
@@ -102,6 +127,7 @@ export async function connectWith(args: ClientArgs, options: ConnectOptions = {}
     return await connect(args.url, {
       clientName: clientNameOf("client"),
       ...(args.token ? { token: args.token } : {}),
+      ...(args.router ? { router: args.router } : {}),
       ...rest,
       ...(session ? { resume: { ...session, takeover } } : {}),
     });

@@ -8,7 +8,18 @@ const CLIENT_OPTIONS = `Connection options (every client command):
                    --token-file: a command line is readable by every local
                    user, ps and /proc)
   --session ID     a session to use instead of a new one (EXECMUX_SESSION)
-  --takeover       take that session from another client holding it`;
+  --takeover       take that session from another client holding it
+
+Through Kubernetes agent-sandbox's sandbox-router (--url is the router's):
+  --sandbox-id NAME        the sandbox (X-Sandbox-ID; EXECMUX_SANDBOX_ID); the
+                           token then goes as a subprotocol, since the router
+                           strips Authorization
+  --sandbox-namespace NS   its namespace (EXECMUX_SANDBOX_NAMESPACE; router
+                           default: default)
+  --sandbox-port PORT      the daemon's port in the pod (EXECMUX_SANDBOX_PORT;
+                           router default: 8888)
+  --router-token-file FILE the router's own token, sent as Authorization
+                           (EXECMUX_ROUTER_TOKEN or EXECMUX_ROUTER_TOKEN_FILE)`;
 
 const CWD_RULE = `The remote working directory defaults to this shell's current directory when
 the daemon is on this machine (a loopback --url), and to / otherwise; a
@@ -86,6 +97,40 @@ ${CWD_RULE}
 
 ${CLIENT_OPTIONS}
 `,
+  token: `Usage: execmux token mint --secret-file FILE --sandbox NAME [--namespace NS] [options]
+       execmux token mint --secret-file FILE --audience AUD [options]
+       execmux token sandbox-key --secret-file FILE --namespace NS --sandbox NAME [--out FILE]
+       execmux token environments --secret-file FILE --router URL [options] < claims.json
+
+Credentials for a fleet of sandboxes whose daemons run with
+--ws-auth signed-bearer-token (see docs/fleet.md). FILE is the fleet's secret
+(at least 32 bytes, surrounding whitespace trimmed).
+
+mint: prints a token (an HS256 JWT) for one sandbox. With --sandbox it is
+signed with that sandbox's own key, derived from the fleet secret and the
+sandbox's namespace (default: default) and name, and its audience is the
+name; another sandbox refuses it. With --audience alone it is signed with the
+secret itself (a daemon given that secret and --ws-audience AUD).
+  --subject SUB    whom it is for (the JWT's sub)
+  --issuer ISS     the JWT's iss (the daemon's --ws-issuer, if it sets one)
+  --ttl DURATION   how long it is valid: 90s, 15m, 12h, 7d (default 1h)
+
+sandbox-key: prints (or writes to --out, mode 0400) the key the sandbox
+NAME in NS checks tokens with: what a pod's init container gives its daemon as
+--ws-shared-secret-file, so the fleet secret never enters the sandbox.
+
+environments: reads \`kubectl get sandboxclaims -o json\` on stdin and prints
+Codex environments.toml entries, one per claim bound to a sandbox (its id is
+the claim's name), each URL the router's path routing form with a fresh token:
+URL/NAMESPACE/SANDBOX/PORT/?token=...
+  --router URL     the router's ws:// or wss:// address with its
+                   --path-routing-prefix (e.g. wss://sandboxes.example.com/sandboxes)
+  --port PORT      the daemon's port in the pod (default 8888)
+  --ttl DURATION   the tokens' lifetime (default 12h)
+  --subject SUB, --issuer ISS   as for mint
+  --default ID     the environment Codex uses by default
+  --no-local       include_local = false: no local environment beside them
+`,
 } as const;
 
 export type CommandName = keyof typeof COMMAND_USAGE;
@@ -98,6 +143,7 @@ Commands:
   ps --session ID                         list a session's processes
   attach --session ID PROCESS             replay and follow a process (Ctrl-] detaches)
   mcp [--cwd DIR]                         MCP server on stdio: exec_command, write_stdin
+  token mint|sandbox-key|environments    credentials for a fleet of sandboxes (docs/fleet.md)
 
 execmux COMMAND --help     that command's options
 execmux --version          the version

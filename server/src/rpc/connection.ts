@@ -5,7 +5,7 @@
  * socket. The handshake state lives here; processes live in the session,
  * which outlives the socket.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "../logger.js";
 import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
 import { methods } from "../generated/methods.js";
 import type { MethodFamily, RequestId } from "@execmux/shared";
@@ -39,7 +39,7 @@ import { Utf8Text, type MessageTransport } from "./transport.js";
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
   readonly config: Config;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly metrics: Metrics;
   readonly host: ProcessHost;
   readonly pollAfterInput: PollAfterInput;

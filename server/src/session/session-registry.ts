@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared/core";
 import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "../logger.js";
 import type { ProcessHost } from "../host/process-host.js";
 import type { Metrics } from "../metrics.js";
 import { Session, type SessionSink } from "./session.js";
@@ -29,7 +29,7 @@ export interface RegistryOptions {
   /** Where every process lives (its tree, its output): kept there, sessions outlive this daemon. */
   readonly host: ProcessHost;
   readonly metrics: Metrics;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
 }
 
 /** 128 random bits, shaped like a UUID so upstream clients that parse one accept it. */

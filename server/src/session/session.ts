@@ -4,7 +4,7 @@
  * output keeps being retained, so a later connection can resume.
  */
 import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
 import type { ProcessHost } from "../host/process-host.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
@@ -48,7 +48,7 @@ export class Session {
     readonly client: string,
     private readonly closedRetentionMs: number,
     readonly metrics: Metrics,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Logger,
     private readonly limits: SessionLimits,
     private readonly host: ProcessHost,
   ) {}
