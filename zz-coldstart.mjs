@@ -6,7 +6,7 @@ const [kind] = process.argv.slice(2);
 const home = mkdtempSync("/tmp/cs-home-");
 const cmd = kind === "upstream"
   ? ["/work/main/.cache/upstream-codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex", ["exec-server", "--listen", "ws://127.0.0.1:0"]]
-  : ["node", [...(process.env.NODEFLAGS ? process.env.NODEFLAGS.split(" ") : []), "/work/main/server/dist/cli.js", "serve", "--listen", process.env.LISTEN || "ws://127.0.0.1:0", "--state-directory", home + "/state", "--log-level", "warn"]];
+  : ["node", [...(process.env.NODEFLAGS ? process.env.NODEFLAGS.split(" ") : []), process.env.CLI || "/work/main/server/dist/cli.js", "serve", "--listen", process.env.LISTEN || "ws://127.0.0.1:0", "--state-directory", home + "/state", "--log-level", "warn"]];
 const t0 = performance.now();
 const child = spawn(cmd[0], cmd[1], { env: { ...process.env, HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
 const url = await new Promise((resolve) => { let buf = ""; child.stdout.on("data", (d) => { buf += d; const m = /wss?:\/\/[^\s]+/.exec(buf); if (m) resolve(m[0]); }); });

@@ -8,9 +8,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { inPackage } from "./package-root.js";
 
-const DIRECTORY = fileURLToPath(new URL("../console-dist/", import.meta.url));
+const DIRECTORY = `${inPackage("console-dist")}/`;
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",

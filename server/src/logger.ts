@@ -9,6 +9,7 @@
  * attaches to a malformed request, which hold its headers).
  */
 import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import { pino, type Logger as PinoLogger } from "pino";
 import { redactedUrl } from "./auth/request-auth.js";
 import type { Config } from "./config.js";
@@ -30,9 +31,10 @@ function serializeError(error: Error): { type: string; message: string; stack: s
 function loggerOptions(config: LogSettings, tokenForms: () => readonly string[] = () => []) {
   return {
     level: config.logLevel,
-    ...(config.logPretty
-      ? { transport: { target: "pino-pretty", options: { destination: 2, colorize: true } } }
-      : { stream: process.stderr }),
+    // pino-pretty in this thread (not as a transport, whose worker a bundle cannot carry), loaded only when asked for.
+    stream: config.logPretty
+      ? (createRequire(import.meta.url)("pino-pretty") as (options: object) => NodeJS.WritableStream)({ destination: 2, colorize: true, sync: true })
+      : process.stderr,
     // A token may travel in the query string: logs never show one.
     serializers: {
       req: (request: IncomingMessage) => ({ method: request.method, url: redactedUrl(request.url ?? ""), remoteAddress: request.socket?.remoteAddress }),

@@ -64,7 +64,7 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
     log.warn("no PID namespace here (it needs root): processes outlive a process host killed outright");
   }
   const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros, undefined, (poll) =>
-    metrics.pollTrials.inc({ decision: poll ? "poll" : "sleep" }),
+    metrics.pollTrials.inc(poll ? "poll" : "sleep"),
   );
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,

@@ -5,7 +5,6 @@
  * only (`alg: none`, other HMACs and any key confusion are refused);
  * jwt-claims.ts judges the claims as upstream does.
  */
-import { compactVerify } from "jose";
 import { Refusal, type Credential } from "./credential.js";
 import { claimsRefusal, parseClaims, type ClaimExpectations } from "./jwt-claims.js";
 
@@ -19,6 +18,8 @@ export class SignedBearerToken implements Credential {
   async check(token: string): Promise<string | undefined> {
     let payload: Uint8Array;
     try {
+      // Loaded on the first token: a daemon with no JWT to check never loads it.
+      const { compactVerify } = await import("jose");
       ({ payload } = await compactVerify(token, this.secret, { algorithms: ["HS256"] }));
     } catch {
       // Not a JWS, a bad signature, another algorithm: all one answer, as upstream's.

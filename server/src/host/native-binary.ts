@@ -5,9 +5,9 @@
  * a package built for publishing carries it prebuilt.
  */
 import { accessSync, constants } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { inPackage } from "../package-root.js";
 
-const BINARY = fileURLToPath(new URL("../../native/bin/execmux-host", import.meta.url));
+const BINARY = inPackage("native", "bin", "execmux-host");
 
 export function hostBinary(): string {
   try {

@@ -109,7 +109,7 @@ export class Connection implements SessionSink {
       this.rateLimiter,
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
-      (reason) => deps.metrics.readPauses.inc({ reason }),
+      (reason) => deps.metrics.readPauses.inc(reason),
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -331,7 +331,7 @@ export class Connection implements SessionSink {
     const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
     const kind = this.peer.transport === "websocket" ? "websocket " : "";
     const error = { code: ErrorCode.InvalidRequest, message: `failed to parse ${kind}JSON-RPC message from exec-server ${where}: ${detail}` };
-    this.deps.metrics.errors.inc({ code: String(error.code) });
+    this.deps.metrics.errors.inc(String(error.code));
     this.send(encodeError(MALFORMED_MESSAGE_ID, error, false));
   }
 
@@ -424,7 +424,7 @@ export class Connection implements SessionSink {
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
-    const stopTimer = metrics.requestDuration.startTimer({ method: Object.hasOwn(methods, method) ? method : "unknown" });
+    const stopTimer = metrics.requestDuration.startTimer(Object.hasOwn(methods, method) ? method : "unknown");
     this.requestsInFlight++;
     // Nothing else is handled meanwhile (the gate holds later frames), so there is one at a time.
     const initializing = method === "initialize";
@@ -440,7 +440,7 @@ export class Connection implements SessionSink {
       const body =
         error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: String((error as Error)?.message) };
       if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: Object.hasOwn(methods, method) ? method : "unknown" }, "request failed");
-      metrics.errors.inc({ code: String(body.code) });
+      metrics.errors.inc(String(body.code));
       reply = encodeError(id, body, jsonrpc);
     } finally {
       stopTimer();

@@ -6,7 +6,7 @@
 import { ErrorCode } from "@execmux/shared/errors";
 import type { RequestMethod } from "@execmux/shared";
 import { methods } from "../generated/methods.js";
-import { handlers, type HandlerContext } from "../methods/index.js";
+import { handlerOf, type HandlerContext } from "../methods/index.js";
 import type { Connection } from "./connection.js";
 import { RpcError } from "./rpc-error.js";
 import { validateParams } from "./validators.js";
@@ -26,6 +26,7 @@ export async function dispatch(connection: Connection, method: string, params: u
   await validateParams(method as RequestMethod, checked);
   const family = spec.family;
   const session = family === null ? undefined : connection.requireInitialized(family);
-  const handler = handlers[method as RequestMethod] as (params: unknown, context: HandlerContext) => unknown;
+  const found = handlerOf(method as RequestMethod);
+  const handler = typeof found === "function" ? found : await found;
   return handler(checked, { connection, session, ...scope });
 }

@@ -26,7 +26,7 @@
  * connection closed).
  */
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { inPackage } from "../package-root.js";
 import { RpcError, connectionClosed } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
@@ -34,7 +34,8 @@ import type { PreparedFsSandbox } from "./index.js";
 import { acquireHelperSlot } from "./helper-slots.js";
 import { launchCommand } from "./launcher.js";
 
-const MAIN = fileURLToPath(new URL("./confined-call-main.js", import.meta.url));
+/** The helper runs the daemon's modules as tsc built them (dist/), whether or not the daemon itself runs from its bundle. */
+const MAIN = inPackage("dist", "sandbox", "confined-call-main.js");
 
 export interface ConfinedCall {
   /** A module specifier the helper can import: `node:fs/promises`, or a file URL of the daemon's own. */

@@ -6,7 +6,7 @@
  * confined-call.ts.
  */
 import { realpathSync } from "node:fs";
-import type { FileSystemSandboxContext, SandboxSupport, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
+import type { FileSystemSandboxContext, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
 import { invalidParams } from "../rpc/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
@@ -20,6 +20,7 @@ export { isLikelySandboxDenied } from "./sandbox-denied.js";
 export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
 export { readsWholeDisk, writesWholeDisk } from "./whole-disk.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
+export { sandboxSupport } from "./support.js";
 export type { SandboxPolicy } from "./policy.js";
 
 /** The `sandboxType` values a Linux executor reports: upstream's for bubblewrap (which it pairs with seccomp). */
@@ -42,12 +43,6 @@ export interface PreparedProcessSandbox {
   readonly policy: SandboxPolicy;
   /** What to spawn instead of `argv` (with `arg0`); undefined when the profile restricts nothing. */
   readonly wrap: ((argv: readonly string[], arg0?: string) => Command) | undefined;
-}
-
-/** What `environment/info` says about sandboxing here (the SandboxSupport extension). */
-export async function sandboxSupport(): Promise<SandboxSupport> {
-  const availability = await sandboxAvailability();
-  return availability.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: availability.reason };
 }
 
 /** Refuses (-32602) when no sandbox can run here, saying which prerequisite is missing. */

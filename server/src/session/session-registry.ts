@@ -79,7 +79,7 @@ export class SessionRegistry {
     session.attach(sink, clientName);
     this.sessions.set(id, session);
     this.record(session);
-    this.options.metrics.sessionEvents.inc({ event: "created" });
+    this.options.metrics.sessionEvents.inc("created");
     this.updateGauges();
     return session;
   }
@@ -99,14 +99,14 @@ export class SessionRegistry {
         throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection${who}`);
       }
       session.evictSink();
-      this.options.metrics.sessionEvents.inc({ event: "taken_over" });
+      this.options.metrics.sessionEvents.inc("taken_over");
     }
     const timer = this.expiryTimers.get(session);
     if (timer) clearTimeout(timer);
     this.expiryTimers.delete(session);
     session.attach(sink, clientName);
     this.record(session);
-    this.options.metrics.sessionEvents.inc({ event: "resumed" });
+    this.options.metrics.sessionEvents.inc("resumed");
     this.updateGauges();
     return session;
   }
@@ -216,13 +216,13 @@ export class SessionRegistry {
     this.expiryTimers.delete(session);
     this.sessions.delete(session.id);
     session.end();
-    this.options.metrics.sessionEvents.inc({ event: "expired" });
+    this.options.metrics.sessionEvents.inc("expired");
     this.updateGauges();
   }
 
   private updateGauges(): void {
     const detached = this.expiryTimers.size;
-    this.options.metrics.sessions.set({ state: "detached" }, detached);
-    this.options.metrics.sessions.set({ state: "attached" }, this.sessions.size - detached);
+    this.options.metrics.sessions.set("detached", detached);
+    this.options.metrics.sessions.set("attached", this.sessions.size - detached);
   }
 }

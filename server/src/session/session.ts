@@ -133,7 +133,7 @@ export class Session {
       this.closed.delete(process);
     };
     this.metrics.processesActive.inc();
-    this.metrics.processesStarted.inc({ tty: String(process.tty) });
+    this.metrics.processesStarted.inc(process.tty ? "true" : "false");
   }
 
   /** The process, or upstream's -32600 for an unknown or still-starting id. */
@@ -168,7 +168,7 @@ export class Session {
       const { signal } = process.info();
       this.log.info({ processId: process.processId, exitCode: event.exitCode, signal }, "process exited");
       const reason = signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
-      this.metrics.processesExited.inc({ reason });
+      this.metrics.processesExited.inc(reason);
     }
     if (event.kind === "closed") this.retainClosed(process);
   };

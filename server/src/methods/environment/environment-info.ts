@@ -7,7 +7,7 @@ import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
 import { pathToFileUri } from "@execmux/shared/core";
 import type { EnvironmentCapabilities, EnvironmentInfo } from "@execmux/shared";
-import { sandboxSupport } from "../../sandbox/index.js";
+import { sandboxSupport } from "../../sandbox/support.js";
 import { EXECMUX_VERSION } from "../../version.js";
 
 /**

@@ -8,7 +8,6 @@ import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
-import { prepareProcessSandbox } from "../../sandbox/index.js";
 import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -65,7 +64,8 @@ async function start(
   }
 
   const sandbox = params.sandbox
-    ? await prepareProcessSandbox(params.sandbox, {
+    ? // Loaded on the first sandboxed start: a daemon asked for none never loads it.
+      await (await import("../../sandbox/index.js")).prepareProcessSandbox(params.sandbox, {
         processCwd: cwd,
         hiddenPaths: connection.deps.hiddenPaths,
         enforceManagedNetwork: params.enforceManagedNetwork ?? false,
@@ -86,7 +86,7 @@ async function start(
     const arg0 = params.arg0 ?? program;
     // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
     const wrapped = sandbox?.wrap?.(params.argv, params.arg0 ?? undefined);
-    const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
+    const stopTimer = session.metrics.spawnDuration.startTimer(tty ? "true" : "false");
     const started = await host.start({
       sessionId: session.id,
       processId: params.processId,
