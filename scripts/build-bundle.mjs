@@ -1,11 +1,11 @@
-// The `execmux` command as one bundle (server/dist/cli.js, with chunks in
+// The `execmux` command as one bundle (server/dist/cli.mjs, with chunks in
 // server/dist/chunks/ that load on use): a daemon in every sandbox starts
 // sooner and rests smaller when it reads a few files instead of hundreds.
 // Built from tsc's output (server/dist/main.js and what it imports), after
 // scripts/build-protocol.mjs; run by `npm install` (prepare), `npm run
 // build` and `npm test`. dist/ as tsc wrote it stays beside it: the library
 // (`import "@execmux/server"`) and the sandbox's confined helper use it.
-import { rmSync } from "node:fs";
+import { copyFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -15,6 +15,8 @@ await build({
   entryPoints: { cli: `${dist}main.js` },
   outdir: dist,
   chunkNames: "chunks/[name]-[hash]",
+  // .mjs: an ES module by its name, so Node need not look for a package.json to tell (a file read each, at start-up).
+  outExtension: { ".js": ".mjs" },
   bundle: true,
   splitting: true,
   platform: "node",
@@ -28,4 +30,6 @@ await build({
   banner: { js: "import { createRequire as __execmuxRequire } from 'node:module'; const require = __execmuxRequire(import.meta.url);" },
   logLevel: "warning",
 });
-console.log("build-bundle: server/dist/cli.js");
+// The same entry as cli.js, where `node server/dist/cli.js serve` (npm start, scripts, supervisors) looks for it.
+copyFileSync(`${dist}cli.mjs`, `${dist}cli.js`);
+console.log("build-bundle: server/dist/cli.mjs (and cli.js)");

@@ -22,6 +22,8 @@ import { isLoopback } from "./loopback.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { openRuntime, type Runtime } from "./runtime.js";
+
+export { persistentHost } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
 

@@ -59,8 +59,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
     void stdio.ended.then(() => shutdown("end of the stdio connection"));
     return;
   }
-  const { startDaemon } = await import("../daemon.js");
-  const { persistentHost } = await import("../runtime.js");
+  const { startDaemon, persistentHost } = await import("../daemon.js");
   const listening = await startDaemon(config);
   daemon = listening;
   const host = listening.runtime.host;

@@ -1,12 +1,15 @@
 /**
  * The dispatch table: every method of the shared `RequestMethods`, from one
- * table per family folder (process/, environment/, ...), each family loaded
- * on the first call of one of its methods: a daemon that serves only
- * processes never loads the filesystem or HTTP code. A new family adds a
+ * table per family folder (process/, environment/, ...). The filesystem and
+ * HTTP families load on the first call of one of their methods: a daemon
+ * that serves only processes never loads their code. A new family adds a
  * folder, a line in FAMILIES and its table's type in Tables.
  */
 import type { ParamsOf, RequestMethod, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
+import { environmentHandlers } from "./environment/index.js";
+import { initialize } from "./initialize.js";
+import { processHandlers } from "./process/index.js";
 
 export type { HandlerContext, ProcessContext, SessionContext } from "./context.js";
 
@@ -17,11 +20,14 @@ type Handler<M extends RequestMethod> = (
 
 type AnyHandler = (params: unknown, context: HandlerContext) => unknown;
 
-/** Each family's module, by the part of its methods' names before the slash. */
+/**
+ * Each family's module, by the part of its methods' names before the slash.
+ * The ones every client uses come with the daemon; the others load on use.
+ */
 const FAMILIES = {
-  initialize: () => import("./initialize.js").then((module) => ({ initialize: module.initialize })),
-  environment: () => import("./environment/index.js").then((module) => module.environmentHandlers),
-  process: () => import("./process/index.js").then((module) => module.processHandlers),
+  initialize: () => Promise.resolve({ initialize }),
+  environment: () => Promise.resolve(environmentHandlers),
+  process: () => Promise.resolve(processHandlers),
   http: () => import("./http/index.js").then((module) => module.httpHandlers),
   fs: () => import("./fs/index.js").then((module) => module.fsHandlers),
 } satisfies Record<string, () => Promise<object>>;

@@ -1,35 +1,45 @@
 /**
- * Params against the method's schema. Each method's validator was compiled
- * at build time (scripts/build-protocol.mjs) and is loaded on the method's
- * first call: the daemon starts without TypeBox or ajv, and a method nobody
- * calls costs nothing.
+ * Params against the method's schema. The validators were compiled at build
+ * time (scripts/build-protocol.mjs), one module per method family: the
+ * daemon starts without TypeBox or ajv and compiles no schema. The families
+ * every client uses come with the daemon; the others (fs/*, http/*: the
+ * filesystem's validators are a megabyte of code) load on their first call.
  */
 import type { ErrorObject } from "ajv";
 import type { RequestMethod } from "@execmux/shared";
+import * as environment from "../generated/validators/environment.js";
+import * as initialize from "../generated/validators/initialize.js";
+import * as process from "../generated/validators/process.js";
 import { methods } from "../generated/methods.js";
 import { paramsErrorMessage } from "./params-error.js";
 import { invalidParams } from "./rpc-error.js";
 
 type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+type Family = Readonly<Record<string, Validator>>;
 
-const loaded = new Map<RequestMethod, Validator | Promise<Validator>>();
+const families = new Map<string, Family | Promise<Family>>([
+  ["initialize", initialize as unknown as Family],
+  ["environment", environment as unknown as Family],
+  ["process", process as unknown as Family],
+]);
 
-function validatorOf(method: RequestMethod): Validator | Promise<Validator> {
-  let validator = loaded.get(method);
-  if (!validator) {
-    validator = import(`../generated/validators/${methods[method].slug}.js`).then((module: { validate: Validator }) => {
-      loaded.set(method, module.validate);
-      return module.validate;
+function familyOf(name: string): Family | Promise<Family> {
+  let family = families.get(name);
+  if (!family) {
+    family = import(`../generated/validators/${name}.js`).then((module: Family) => {
+      families.set(name, module);
+      return module;
     });
-    loaded.set(method, validator);
+    families.set(name, family);
   }
-  return validator;
+  return family;
 }
 
 /** Throws -32602 with upstream's kind of message when params do not fit the method's schema. */
 export async function validateParams(method: RequestMethod, params: unknown): Promise<void> {
-  const found = validatorOf(method);
-  const validate = typeof found === "function" ? found : await found;
+  const { module, exportName } = methods[method];
+  const found = familyOf(module);
+  const validate = ("then" in found ? await found : found)[exportName]!;
   if (validate(params)) return;
   throw invalidParams(paramsErrorMessage(method, validate.errors, params));
 }
