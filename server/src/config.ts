@@ -51,7 +51,29 @@ export const ConfigSchema = Type.Object(
     sessionTtlMs: Type.Integer({
       default: 60_000,
       minimum: 0,
-      description: "How long a session without a connection lives (processes keep running) before it is killed.",
+      description:
+        "How long a session without a connection lives (processes keep running) before it ends: SIGTERM to its processes, SIGKILL after --kill-grace-ms. A client may ask for another TTL in initialize (detachedTtlMs), up to --max-session-ttl-ms.",
+    }),
+    maxSessionTtlMs: Type.Integer({
+      default: 7 * 24 * 3_600_000,
+      minimum: 0,
+      description: "The longest TTL a client may ask for its session (initialize detachedTtlMs); a longer one is cut to this.",
+    }),
+    maxLastingSessionsPerClient: Type.Integer({
+      default: 16,
+      minimum: 0,
+      description:
+        "Sessions one client may keep alive while their processes run (initialize keepWhileRunning, what `execmux exec --detach` asks): such a session does not expire while detached until its last process has exited, and is never expired to make room for another. They still count against every other limit. 0: refused.",
+    }),
+    maxObserversPerSession: Type.Integer({
+      default: 8,
+      minimum: 0,
+      description: "Connections that may observe one session at once (initialize observeSessionId); more are refused with -32011.",
+    }),
+    observerTokenFile: Type.String({
+      default: "",
+      description:
+        "File of tokens (one per line, # comments, re-read like --token-file) that admit a client like any token and also let it list and observe, read-only, every session on the daemon, whoever made it. Without it, a client sees only its own identity's sessions.",
     }),
     pingIntervalMs: Type.Integer({
       default: 15_000,
@@ -258,6 +280,10 @@ const VALUE_KINDS = {
   spawnerPidNamespace: "setting",
   killGraceMs: "setting",
   sessionTtlMs: "setting",
+  maxSessionTtlMs: "setting",
+  maxLastingSessionsPerClient: "setting",
+  maxObserversPerSession: "setting",
+  observerTokenFile: "daemon-file",
   pingIntervalMs: "setting",
   pingTimeoutMs: "setting",
   socketHighWaterBytes: "setting",

@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import websocket from "@fastify/websocket";
 import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
-import { authorize, forwardedHost, selectProtocol } from "./auth/request-auth.js";
+import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
 import type { Config } from "./config.js";
@@ -72,6 +72,8 @@ const HAND_OVER_WAIT_MS = 5_000;
 
 /** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
 const clientOf = new WeakMap<FastifyRequest["raw"], string>();
+/** Requests that presented an observer token (--observer-token-file): set by the auth hook, read by the upgrade. */
+const observerRequests = new WeakSet<FastifyRequest["raw"]>();
 
 export async function startDaemon(config: Config): Promise<Daemon> {
   let runtime: Runtime | undefined;
@@ -187,20 +189,38 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
 
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
   let tokens: TokenStore | undefined;
+  let observerTokens: TokenStore | undefined;
   const app: FastifyInstance = Fastify({
-    logger: loggerOptions(config, () => tokens?.formsToRedact ?? []),
+    logger: loggerOptions(config, () => [...(tokens?.formsToRedact ?? []), ...(observerTokens?.formsToRedact ?? [])]),
     ...(tls ? { https: { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } } : {}),
   });
 
   tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
     error ? app.log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : app.log.info({ count }, "tokens loaded"),
   );
+  // Observer tokens admit a client like any token, and also let it list and observe every session.
+  observerTokens = config.observerTokenFile
+    ? new TokenStore("", config.observerTokenFile, (count, error) =>
+        error
+          ? app.log.error({ err: error }, "cannot read the observer token file; keeping the previous observer tokens")
+          : app.log.info({ count }, "observer tokens loaded"),
+      )
+    : undefined;
   // Any configured kind of token admits a request; with none, only the Origin check applies.
-  const credentials = [...(tokens.enabled ? [tokens.asCredential()] : []), ...(wsAuth ? [wsAuth] : [])];
+  const credentials = [
+    ...(tokens.enabled ? [tokens.asCredential()] : []),
+    ...(observerTokens ? [observerTokens.asCredential()] : []),
+    ...(wsAuth ? [wsAuth] : []),
+  ];
   if (credentials.length === 0 && !isLoopback(host)) {
     app.log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
   }
-  const stopWatchingTokens = tokens.watch();
+  const stopWatchingTokenFile = tokens.watch();
+  const stopWatchingObserverTokens = observerTokens?.watch() ?? (() => undefined);
+  const stopWatchingTokens = () => {
+    stopWatchingTokenFile();
+    stopWatchingObserverTokens();
+  };
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
   // DNS rebinding only gets a page as far as a daemon that needs no token;
   // with tokens the Host is checked only when the operator listed names.
@@ -254,6 +274,9 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
       return refuse(request, reply, 429, `this client already has its maximum of ${config.maxConnectionsPerClient} connections`);
     }
     clientOf.set(request.raw, client);
+    if (observerTokens && presentedTokens(request.headers, request.url).some((token) => observerTokens.verify(token))) {
+      observerRequests.add(request.raw);
+    }
   });
   // Fastify's own 404 logs the URL, query string and all.
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: "not found" }));
@@ -271,7 +294,12 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
         closed();
         request.log.info({ code }, "connection closed");
       });
-      const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client };
+      const peer = {
+        transport: "websocket",
+        address: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
+        client,
+        observesAll: observerRequests.has(request.raw),
+      };
       backend.accept(socket, peer, request.log);
     },
   });
@@ -316,7 +344,10 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     url: `${tls ? "wss" : "ws"}://${urlHost}:${boundPort}`,
     port: boundPort,
     log: app.log,
-    reloadTokens: () => tokens.reload(),
+    reloadTokens: () => {
+      tokens.reload();
+      observerTokens?.reload();
+    },
     close,
   };
 }

@@ -28,7 +28,7 @@ export class Metrics {
   });
   readonly sessionEvents = new Counter({
     name: "execmux_session_events_total",
-    help: "Sessions created, resumed, taken over and expired.",
+    help: "Sessions created, resumed, taken over, observed and expired.",
     labelNames: ["event"] as const,
     registers: [this.registry],
   });

@@ -65,6 +65,10 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   );
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
+    maxSessionTtlMs: config.maxSessionTtlMs,
+    maxLastingSessionsPerClient: config.maxLastingSessionsPerClient,
+    maxObserversPerSession: config.maxObserversPerSession,
+    killGraceMs: config.killGraceMs,
     closedRetentionMs: config.closedRetentionMs,
     maxSessions: config.maxSessions,
     maxSessionsPerClient: config.maxSessionsPerClient,

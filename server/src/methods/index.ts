@@ -3,19 +3,21 @@
  * from one table per family folder (process/, environment/, ...). A new
  * family adds a folder and one line here.
  */
-import type { ParamsOf, RequestMethod, ResultOf } from "@execmux/shared";
+import type { ParamsOf, RequestMethod, RequestMethods, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
 import { environmentHandlers } from "./environment/index.js";
 import { httpHandlers } from "./http/index.js";
 import { fsHandlers } from "./fs/index.js";
 import { initialize } from "./initialize.js";
 import { processHandlers } from "./process/index.js";
+import { sessionHandlers } from "./session/index.js";
 
 export type { HandlerContext, ProcessContext, SessionContext } from "./context.js";
 
+/** Methods of no family (initialize, session/list) may come before a session exists. */
 type Handler<M extends RequestMethod> = (
   params: ParamsOf<M>,
-  context: M extends "initialize" ? HandlerContext : SessionContext,
+  context: (typeof RequestMethods)[M]["family"] extends undefined ? HandlerContext : SessionContext,
 ) => ResultOf<M> | Promise<ResultOf<M>>;
 
 export const handlers: { [M in RequestMethod]: Handler<M> } = {
@@ -24,4 +26,5 @@ export const handlers: { [M in RequestMethod]: Handler<M> } = {
   ...processHandlers,
   ...httpHandlers,
   ...fsHandlers,
+  ...sessionHandlers,
 };

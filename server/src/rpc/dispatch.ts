@@ -1,7 +1,8 @@
 /**
  * From a request's method name to its handler: unknown method (-32601),
- * handshake order (-32600, upstream's message per method family), then params
- * against the method's schema (-32602).
+ * params against the method's schema (-32602), handshake order (-32600,
+ * upstream's message per method family), then, on an observer's connection,
+ * whether an observer may call it (-32013).
  */
 import { ErrorCode, RequestMethods, isRequestMethod } from "@execmux/shared";
 import { handlers, type HandlerContext } from "../methods/index.js";
@@ -23,6 +24,7 @@ export async function dispatch(connection: Connection, method: string, params: u
   validateParams(method, checked);
   const family = RequestMethods[method].family;
   const session = family === undefined ? undefined : connection.requireInitialized(family);
+  connection.assertMayCall(method);
   const handler = handlers[method] as (params: unknown, context: HandlerContext) => unknown;
   return handler(checked, { connection, session, ...scope });
 }

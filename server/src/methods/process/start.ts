@@ -118,7 +118,7 @@ async function start(
     const child = await (tty ? spawnPty(spawner, spec, managed.childEvents) : spawnPipe(spawner, spec, managed.childEvents));
     stopTimer();
     managed.attach(child);
-    session.commit(managed);
+    session.commit(managed, params.argv);
     afterReply(() => managed.announce());
     log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {

@@ -1,0 +1,132 @@
+/**
+ * An observer's view of a session: every process, from the start of its
+ * retained output (or the observer's cursor) and then live, read from each
+ * process's log at the pace of the observer's socket.
+ *
+ * The owner's connection paces a process by pausing it (flow control); an
+ * observer never does. It keeps only a cursor per process and sends the
+ * next event after it while its connection has room (its socket below the
+ * high-water mark, its reply budget not spent), round-robin across
+ * processes. A live event only wakes it. An observer that falls behind
+ * loses nothing but output the log evicted meanwhile, and hears of that as
+ * a `process/gap` (fromSeq, toSeq, chunks, bytes), exactly as a resume
+ * would. So however slow an observer is, it costs the owner and the other
+ * observers nothing, and it holds no more than one frame beyond its
+ * socket's bound.
+ */
+import type { OutputGap } from "@execmux/shared";
+import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+import type { SessionObserver } from "../session/session.js";
+
+export interface FollowerSink {
+  /** True while the connection can take another frame without passing its bounds. */
+  hasRoom(): boolean;
+  /** `process/started`, once per process, before any of its events. */
+  sendStarted(process: ManagedProcess): void;
+  sendGap(process: ManagedProcess, gap: OutputGap): void;
+  sendEvent(process: ManagedProcess, event: ProcessEvent): void;
+  /** The session ended: the connection closes. */
+  ended(): void;
+}
+
+interface FollowCursor {
+  readonly process: ManagedProcess;
+  /** The last seq sent (or the observer's own cursor). */
+  seq: number;
+  /** The last seq a process/gap covered, so an eviction is reported once. */
+  gapThrough: number;
+  announced: boolean;
+  /** In `ready`: it may have something to send. */
+  queued: boolean;
+}
+
+export class SessionFollower implements SessionObserver {
+  private readonly cursors = new Map<ManagedProcess, FollowCursor>();
+  /** Cursors that may have something to send, in round-robin order. */
+  private readonly ready: FollowCursor[] = [];
+  /** Sending a frame reports progress, which pumps again: that must not recurse. */
+  private pumping = false;
+  private stopped = false;
+
+  constructor(private readonly sink: FollowerSink) {}
+
+  /** Follows `process` from `cursor` (0: its whole retained output). */
+  follow(process: ManagedProcess, cursor = 0): void {
+    if (this.stopped || this.cursors.has(process)) return;
+    // Followed to its close already (an observer back after a drop): nothing to announce or send.
+    if (process.closed && cursor >= process.nextSeq - 1) return;
+    const entry: FollowCursor = { process, seq: cursor, gapThrough: cursor, announced: false, queued: false };
+    this.cursors.set(process, entry);
+    this.wake(entry);
+  }
+
+  processStarted(process: ManagedProcess): void {
+    this.follow(process);
+    this.pump();
+  }
+
+  processEvent(process: ManagedProcess, _event: ProcessEvent): void {
+    const entry = this.cursors.get(process);
+    if (!entry) return;
+    this.wake(entry);
+    this.pump();
+  }
+
+  sessionEnded(): void {
+    this.stop();
+    this.sink.ended();
+  }
+
+  /** The connection is gone: nothing more is sent. */
+  stop(): void {
+    this.stopped = true;
+    this.cursors.clear();
+    this.ready.length = 0;
+  }
+
+  /** Sends what the connection has room for; called again whenever its socket made progress. */
+  pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.stopped && this.ready.length > 0 && this.sink.hasRoom()) {
+        const entry = this.ready.shift()!;
+        if (this.step(entry)) this.ready.push(entry);
+        else entry.queued = false;
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private wake(entry: FollowCursor): void {
+    if (entry.queued) return;
+    entry.queued = true;
+    this.ready.push(entry);
+  }
+
+  /** Sends the process's next frame; false once it has caught up (a live event wakes it again). */
+  private step(entry: FollowCursor): boolean {
+    const { process } = entry;
+    if (!entry.announced) {
+      entry.announced = true;
+      this.sink.sendStarted(process);
+      return true;
+    }
+    const gap = process.gapAfter(entry.seq);
+    if (gap && gap.toSeq > entry.gapThrough) {
+      this.sink.sendGap(process, gap);
+      entry.gapThrough = gap.toSeq;
+    }
+    const event = process.eventAfter(entry.seq);
+    if (!event) return false;
+    this.sink.sendEvent(process, event);
+    entry.seq = event.seq;
+    // Its close is its last event: nothing more to follow.
+    if (event.kind === "closed") {
+      this.cursors.delete(process);
+      return false;
+    }
+    return true;
+  }
+}
