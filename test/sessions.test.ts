@@ -192,6 +192,26 @@ describe("observers", () => {
     expect(Buffer.byteLength(stalled.output("zeros")) + missedBytes(stalled, "zeros")).toBe(TOTAL);
   });
 
+  it("get their rights from an observer token under execmux serve's process host too", async () => {
+    const directory = scratchDirectory("serve-observer");
+    writeFileSync(join(directory, "tokens"), `${ALICE}\n`);
+    writeFileSync(join(directory, "observers"), `${WATCHER}\n`);
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "silent", "--token-file", join(directory, "tokens"), "--observer-token-file", join(directory, "observers")]);
+    const agent = await connect(daemon.url, { token: ALICE, clientName: "agent" });
+    await agent.start({ argv: ["echo", "seen from the host"], processId: "echo" });
+    const watcher = await observe(daemon.url, agent.sessionId, { token: WATCHER });
+    const handle = await new Promise<ProcessHandle>((resolve) => watcher.onProcess(resolve));
+    let seen = "";
+    handle.onText((text) => (seen += text));
+    expect(await handle.wait()).toBe(0);
+    expect(seen).toBe("seen from the host\n");
+    expect((await listSessions(daemon.url, { token: WATCHER })).map((session) => session.sessionId)).toEqual([agent.sessionId]);
+    watcher.close();
+    agent.close();
+    daemon.child.kill("SIGTERM");
+    await daemon.exited;
+  });
+
   it("are closed with 4003 when the observed session ends, and counted against --max-observers-per-session", async () => {
     const daemon = await daemonWithIdentities({ sessionTtlMs: 50, maxObserversPerSession: 1 });
     const owner = await WireClient.connect(daemon.url, ALICE);

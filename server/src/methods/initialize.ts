@@ -24,11 +24,15 @@ export async function initialize(
   try {
     // Awaited before the session is bound: from then on to the reply nothing
     // may wait, or a live event could reach the client ahead of the reply.
-    const info = await environmentInfo();
-    if (params.observeSessionId != null) {
-      const follower = connection.createFollower();
-      const session = registry.observe(params.observeSessionId, follower, connection.caller);
-      const followFrom = connection.bindObserved(session, follower);
+    // An observer's machinery is loaded by the first connection that observes, never at start-up.
+    const [info, observerLink] = await Promise.all([
+      environmentInfo(),
+      params.observeSessionId != null ? import("../rpc/observer-link.js") : undefined,
+    ]);
+    if (params.observeSessionId != null && observerLink) {
+      const link = observerLink.linkObserver(connection.observerPort());
+      const session = registry.observe(params.observeSessionId, link.observer, connection.caller);
+      const followFrom = connection.bindObserved(session, link);
       connection.configureOutput({ binaryOutput: params.binaryOutput ?? false });
       log.info({ clientName: params.clientName }, "session observed");
       const cursors = params.cursors ?? {};

@@ -26,15 +26,13 @@ import {
   parseFrame,
 } from "./envelope.js";
 import { InboundGate } from "./inbound-gate.js";
-import { observerFrame } from "./observer-frames.js";
-import { refuseUnlessObserverMay } from "./observer-methods.js";
+import type { ObserverLink, ObserverPort } from "./observer-link.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
-import { SessionFollower } from "./session-follower.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 
 export interface ConnectionDeps {
@@ -93,7 +91,7 @@ export class Connection implements SessionSink {
   /** A resume with cursors whose replay the socket has not taken all of yet. */
   private replayer: Replay | undefined;
   /** Set when this connection observes a session (read-only) instead of holding one. */
-  private follower: SessionFollower | undefined;
+  private follower: ObserverLink | undefined;
 
   constructor(
     private readonly socket: MessageTransport,
@@ -168,7 +166,7 @@ export class Connection implements SessionSink {
 
   /** An observer may read, never act: anything else is refused with -32013. */
   assertMayCall(method: string): void {
-    if (this.follower) refuseUnlessObserverMay(method);
+    this.follower?.refuseUnlessAllowed(method);
   }
 
   /** Aborted when the socket closes: long-polls return at once. */
@@ -212,42 +210,32 @@ export class Connection implements SessionSink {
   }
 
   /**
-   * What follows a session for this connection as an observer
-   * (session-follower.ts): hand it to the registry, then `bindObserved`.
-   * Its frames go out as this connection's socket has room, never pausing
-   * a process.
+   * What an observer's follower (observer-link.ts, loaded only by a
+   * connection that observes) needs of this connection: room on its socket,
+   * a way to send, its dialect, and its end.
    */
-  createFollower(): SessionFollower {
-    const follower = new SessionFollower({
+  observerPort(): ObserverPort {
+    return {
       hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
-      sendStarted: (process) => {
-        // Unknown only for a process committed before this session kept records: said so, never guessed.
-        const { argv, argvTruncated, startedAt } = this.currentSession?.recordOf(process) ?? { argv: [], argvTruncated: true, startedAt: 0 };
-        const params = { processId: process.processId, tty: process.tty, argv, argvTruncated, startedAt };
-        this.send(encodeNotification("process/started", params, this.jsonrpc));
-      },
-      sendGap: (process, gap) => this.send(encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc)),
-      sendEvent: (process, event) => this.send(observerFrame(process, event, { binary: this.binaryOutput, jsonrpc: this.jsonrpc })),
-      ended: () => {
+      send: (frame) => this.send(frame),
+      dialect: () => ({ binary: this.binaryOutput, jsonrpc: this.jsonrpc }),
+      recordOf: (process) => this.currentSession?.recordOf(process),
+      close: (code, reason) => {
         this.deps.log.info("the observed session ended; closing its observer");
-        this.closeWith(CloseCode.ObservedSessionEnded, "the observed session ended");
+        this.closeWith(code, reason);
       },
-    });
-    return follower;
+    };
   }
 
   /**
-   * Called by `initialize` once the registry let `follower` observe
-   * `session`. After the reply, every process is followed: from its cursor
-   * where `cursors` names it, else from the start of its retained output.
+   * Called by `initialize` once the registry let `link` observe `session`.
+   * After the reply, every process is followed: from its cursor where
+   * `cursors` names it, else from the start of its retained output.
    */
-  bindObserved(session: Session, follower: SessionFollower): (cursors: Readonly<Record<string, number>>) => void {
+  bindObserved(session: Session, link: ObserverLink): (cursors: Readonly<Record<string, number>>) => void {
     this.bindSession(session);
-    this.follower = follower;
-    return (cursors) => {
-      for (const process of session.list()) follower.follow(process, cursors[process.processId] ?? 0);
-      follower.pump();
-    };
+    this.follower = link;
+    return (cursors) => link.followAll(session, cursors);
   }
 
   /** Counts a waiting process/read against the connection's limit; call the result when it returns. */
@@ -538,7 +526,7 @@ export class Connection implements SessionSink {
       this.resources.disposeAll();
     } finally {
       // Whatever failed above, the session is freed for a resume (an observer only stops observing).
-      if (this.follower) this.currentSession?.removeObserver(this.follower);
+      if (this.follower) this.currentSession?.removeObserver(this.follower.observer);
       else if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
     }
   }

@@ -1,5 +1,4 @@
 import type { ParamsOf, ResultOf, SessionSummary } from "@execmux/shared";
-import { summarizeSession } from "../../session/session-summary.js";
 import type { HandlerContext } from "../context.js";
 
 /**
@@ -14,7 +13,9 @@ const PAGE_BYTES = 512 * 1024;
  * one with observer rights), oldest first, with their processes. Before or
  * after `initialize`: `execmux ps` lists without creating a session.
  */
-export function sessionList(params: ParamsOf<"session/list">, { connection }: HandlerContext): ResultOf<"session/list"> {
+export async function sessionList(params: ParamsOf<"session/list">, { connection }: HandlerContext): Promise<ResultOf<"session/list">> {
+  // Loaded by the first listing, never at start-up.
+  const { summarizeSession } = await import("../../session/session-summary.js");
   const { registry } = connection.deps;
   const caller = connection.caller;
   const viewpoint = { client: caller.client, current: connection.session };
