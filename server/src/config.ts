@@ -186,14 +186,19 @@ export const ConfigSchema = Type.Object(
       default: 250,
       minimum: 1,
       description:
-        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached, the new one is refused.",
+        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached or kept for their running processes, the new one is refused.",
     }),
     maxConnectionsPerClient: Type.Integer({
       default: 300,
       minimum: 1,
       description: "WebSocket connections one client (as for --max-sessions-per-client) may have open; more get HTTP 429.",
     }),
-    maxDetachedSessions: Type.Integer({ default: 200, minimum: 0, description: "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session of the client that has the most." }),
+    maxDetachedSessions: Type.Integer({
+      default: 200,
+      minimum: 0,
+      description:
+        "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session of the client that has the most. Sessions kept for their running processes are never expired for this (--max-lasting-sessions-per-client bounds them).",
+    }),
     maxProcessesPerSession: Type.Integer({
       default: 256,
       minimum: 1,
