@@ -198,7 +198,9 @@ describe("observers", () => {
     writeFileSync(join(directory, "observers"), `${WATCHER}\n`);
     const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "silent", "--token-file", join(directory, "tokens"), "--observer-token-file", join(directory, "observers")]);
     const agent = await connect(daemon.url, { token: ALICE, clientName: "agent" });
-    await agent.start({ argv: ["echo", "seen from the host"], processId: "echo" });
+    const echo = await agent.start({ argv: ["echo", "seen from the host"], processId: "echo" });
+    // Closed before the observer comes: its whole life reaches the SDK in one burst, before observe() has returned.
+    await echo.wait();
     const watcher = await observe(daemon.url, agent.sessionId, { token: WATCHER });
     const handle = await new Promise<ProcessHandle>((resolve) => watcher.onProcess(resolve));
     let seen = "";

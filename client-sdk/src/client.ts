@@ -166,6 +166,8 @@ export class ExecmuxClient {
    */
   private readonly followedToClose = new Map<string, number>();
   private lifetime: { detachedTtlMs?: number; keepWhileRunning?: boolean } = {};
+  /** Observers: processes announced before the first `onProcess` listener (bounded), handed to it. */
+  private unclaimed: ProcessHandle[] | undefined = [];
 
   private constructor(
     private readonly url: string,
@@ -198,12 +200,17 @@ export class ExecmuxClient {
 
   /**
    * Observers: `listener` gets every process's handle, those announced
-   * already (at once) and each one announced later, so none is missed
-   * however soon after `observe()` the daemon announced it. A handle keeps
-   * its output until something listens to it.
+   * already (at once: the open ones, and for the first listener also those
+   * that closed before it came) and each one announced later, so none is
+   * missed however soon after `observe()` the daemon announced it. A handle
+   * keeps its output until something listens to it.
    */
   onProcess(listener: (handle: ProcessHandle) => void): () => void {
-    for (const handle of this.handles.values()) listener(handle);
+    // A quick process may have been announced, and even closed (leaving
+    // `handles`), before the application could listen: those wait in `unclaimed`.
+    const earlier = new Set([...(this.unclaimed ?? []), ...this.handles.values()]);
+    this.unclaimed = undefined;
+    for (const handle of earlier) listener(handle);
     return this.on("process", listener);
   }
 
@@ -532,6 +539,10 @@ export class ExecmuxClient {
     handle.started = true;
     handle.origin = { argv: started.argv, argvTruncated: started.argvTruncated, startedAt: started.startedAt };
     this.handles.set(started.processId, handle);
+    if (this.unclaimed) {
+      this.unclaimed.push(handle);
+      if (this.unclaimed.length > FOLLOWED_TO_CLOSE_LIMIT) this.unclaimed.shift();
+    }
     this.events.emit("process", handle);
   }
 
