@@ -159,11 +159,6 @@ export class Connection implements SessionSink {
     return { client: this.client, observesAll: this.peer.observesAll ?? false };
   }
 
-  /** True when this connection observes a session read-only. */
-  get observing(): boolean {
-    return this.follower !== undefined;
-  }
-
   /** An observer may read, never act: anything else is refused with -32013. */
   assertMayCall(method: string): void {
     this.follower?.refuseUnlessAllowed(method);
@@ -220,6 +215,7 @@ export class Connection implements SessionSink {
       send: (frame) => this.send(frame),
       dialect: () => ({ binary: this.binaryOutput, jsonrpc: this.jsonrpc }),
       recordOf: (process) => this.currentSession?.recordOf(process),
+      guarded: (task) => this.guarded(task),
       close: (code, reason) => {
         this.deps.log.info("the observed session ended; closing its observer");
         this.closeWith(code, reason);

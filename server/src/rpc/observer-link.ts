@@ -20,6 +20,8 @@ export interface ObserverPort {
   send(frame: OutgoingMessage): void;
   dialect(): FrameDialect;
   recordOf(process: ManagedProcess): ProcessRecord | undefined;
+  /** Runs `task`; if it throws, this connection ends, never the process or the daemon whose event called it. */
+  guarded(task: () => void): void;
   close(code: number, reason: string): void;
 }
 
@@ -48,8 +50,14 @@ export function linkObserver(port: ObserverPort): ObserverLink {
     sendEvent: (process, event) => port.send(observerFrame(process, event, port.dialect())),
     ended: () => port.close(CloseCode.ObservedSessionEnded, "the observed session ended"),
   });
+  // Called from a process's I/O and from the session: a failure here must reach neither.
+  const observer: SessionObserver = {
+    processStarted: (process) => port.guarded(() => follower.processStarted(process)),
+    processEvent: (process, event) => port.guarded(() => follower.processEvent(process, event)),
+    sessionEnded: () => port.guarded(() => follower.sessionEnded()),
+  };
   return {
-    observer: follower,
+    observer,
     followAll: (session, cursors) => {
       for (const process of session.list()) follower.follow(process, cursors[process.processId] ?? 0);
       follower.pump();

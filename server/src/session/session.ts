@@ -165,11 +165,9 @@ export class Session {
     this.expiresAt = undefined;
   }
 
-  /** Starts following the session read-only; false once it ended. */
-  addObserver(observer: SessionObserver): boolean {
-    if (this.ended) return false;
+  /** Starts telling `observer` of processes and events (an ended session is no longer in the registry to be observed). */
+  addObserver(observer: SessionObserver): void {
     this.observers.add(observer);
-    return true;
   }
 
   removeObserver(observer: SessionObserver): void {
@@ -334,10 +332,6 @@ export class Session {
     for (const observer of [...this.observers]) observer.sessionEnded();
     this.observers.clear();
     return running.length;
-  }
-
-  get hasEnded(): boolean {
-    return this.ended;
   }
 
   /** True once no process of this session is still running. */
