@@ -40,6 +40,15 @@ interface FollowCursor {
   queued: boolean;
 }
 
+/**
+ * Processes one observer follows at once. A session holds at most a few
+ * hundred (--max-processes-per-session and the closed ones it keeps), but
+ * an observer far behind still follows processes the session has forgotten
+ * until it has sent their close: past this, the oldest closed one is
+ * dropped (its observer misses the rest of it).
+ */
+const MAX_FOLLOWED = 4096;
+
 export class SessionFollower implements SessionObserver {
   private readonly cursors = new Map<ManagedProcess, FollowCursor>();
   /** Cursors that may have something to send, in round-robin order. */
@@ -55,6 +64,7 @@ export class SessionFollower implements SessionObserver {
     if (this.stopped || this.cursors.has(process)) return;
     // Followed to its close already (an observer back after a drop): nothing to announce or send.
     if (process.closed && cursor >= process.nextSeq - 1) return;
+    if (this.cursors.size >= MAX_FOLLOWED) this.dropOldestClosed();
     const entry: FollowCursor = { process, seq: cursor, gapThrough: cursor, announced: false, queued: false };
     this.cursors.set(process, entry);
     this.wake(entry);
@@ -96,6 +106,16 @@ export class SessionFollower implements SessionObserver {
       }
     } finally {
       this.pumping = false;
+    }
+  }
+
+  private dropOldestClosed(): void {
+    for (const [process, entry] of this.cursors) {
+      if (!process.closed) continue;
+      this.cursors.delete(process);
+      const index = this.ready.indexOf(entry);
+      if (index >= 0) this.ready.splice(index, 1);
+      return;
     }
   }
 
