@@ -199,8 +199,9 @@ describe("execmux ps and attach", () => {
     expect(ps.stdout).toMatch(new RegExp(`^PROCESS\\s+STATE\\s+PID.*\\n${processId}\\s+running\\s+\\d+`, "m"));
     const attached = await runCli(["attach", "--url", daemon.url, "--session", session, processId], {}, "typed\n");
     expect(attached).toMatchObject({ code: 6, stdout: "first\ngot:typed\n" });
-    const missing = await runCli(["ps", "--url", daemon.url]);
-    expect(missing.code).toBe(2);
+    // Without --session: every session of this identity, this one with its process's state and command.
+    const all = await runCli(["ps", "--url", daemon.url]);
+    expect(all.stdout).toMatch(new RegExp(`^session ${session}  detached, .*\\n  PROCESS .*\\n  ${processId}\\s+closed\\s.*\\s6\\s.*sh -c`, "m"));
   });
 
   it("detaches from a pipe process with Ctrl-] in a terminal, and leaves the terminal as it was", async () => {

@@ -34,6 +34,7 @@ function secrets(directory: string, tls = false) {
   };
   return {
     tokenFile: write("tokens", `${TOKEN}\n`),
+    observerTokenFile: write("observer-tokens", "MARKER-observer-token\n"),
     wsSharedSecretFile: write("jwt-secret", "MARKER-jwt-shared-secret-0123456789abcdef0123\n"),
     config: write("config.json", JSON.stringify({ token: "MARKER-token-in-config-file" })),
     // The TLS key's hiding has its own test (the daemon must then speak TLS): listed here only.
@@ -48,6 +49,7 @@ async function daemonWithSecrets(): Promise<{ daemon: Daemon; files: ReturnType<
     listen: "ws://127.0.0.1:0",
     logLevel: "silent",
     tokenFile: files.tokenFile,
+    observerTokenFile: files.observerTokenFile,
     wsAuth: "signed-bearer-token",
     wsSharedSecretFile: files.wsSharedSecretFile,
     stateDirectory: join(directory, "state"),
@@ -76,7 +78,7 @@ describe("the daemon's secret files, from inside a sandbox", () => {
     const files = secrets(directory, true);
     const config = loadConfig(["--config", files.config], {}, { ...files, wsTokenFile: join(directory, "capability"), stateDirectory: join(directory, "state") });
     expect(daemonFiles(config).sort()).toEqual(
-      [files.config, files.tokenFile, files.wsSharedSecretFile, files.tlsCert!, files.tlsKey!, join(directory, "capability"), join(directory, "state")].sort(),
+      [files.config, files.tokenFile, files.observerTokenFile, files.wsSharedSecretFile, files.tlsCert!, files.tlsKey!, join(directory, "capability"), join(directory, "state")].sort(),
     );
   });
 
@@ -98,6 +100,7 @@ describe("the daemon's secret files, from inside a sandbox", () => {
     const free = await run(client, project, script, null);
     expect(free).toContain("MARKER-jwt-shared-secret");
     expect(free).toContain("MARKER-token-in-config-file");
+    expect(free).toContain("MARKER-observer-token");
     expect(free).toContain(TOKEN);
   });
 

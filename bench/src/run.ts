@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     const measured = await repeatInterleaved(RUNS, {
       binary: ours(true),
       json: ours(false),
+      observed: async () => mibps(await scenario.throughputWithStalledObserver(daemon.url, headArgs)),
       ...(websocketd ? { websocketd: async () => mibps(await websocketdThroughput(websocketd, headArgs)) } : {}),
     });
     const wsd = "websocketd" in measured ? measured.websocketd : undefined;
@@ -105,6 +106,19 @@ async function main(): Promise<void> {
         target: `>= ${need} x websocketd`,
       });
     }
+    // A slow observer never slows the owner: the same stream while an observer of the session reads nothing.
+    const alone = measured.binary;
+    const observedRatio = measured.observed.median / alone.median;
+    record({
+      scenario: "1. throughput, pipe, a stalled observer watching",
+      metric: "binary mode",
+      unit: "MiB/s",
+      value: measured.observed,
+      baseline: { name: "no observer", value: alone },
+      ratio: observedRatio,
+      target: ">= 0.9 x no observer",
+      met: observedRatio >= 0.9,
+    });
   }
   // 2. PTY throughput.
   if (wanted(2)) {

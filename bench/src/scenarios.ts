@@ -23,6 +23,37 @@ export async function sdkThroughput(url: string, argv: string[], options: { tty:
 }
 
 /**
+ * `sdkThroughput` in binary mode while another connection observes the
+ * session (initialize observeSessionId) and reads nothing at all: its
+ * socket is paused from the start. An observer never pauses a process, so
+ * the owner's stream should go as fast as without one (docs/sessions.md).
+ */
+export async function throughputWithStalledObserver(url: string, argv: string[]): Promise<number> {
+  const client = await connect(url, { binaryOutput: true });
+  const observer = new WebSocket(url);
+  try {
+    await new Promise((resolve, reject) => {
+      observer.once("open", resolve);
+      observer.once("error", reject);
+    });
+    const replied = new Promise<void>((resolve) => observer.once("message", () => resolve()));
+    observer.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "stalled observer", observeSessionId: client.sessionId, binaryOutput: true } }));
+    await replied;
+    observer.send(JSON.stringify({ method: "initialized" }));
+    (observer as unknown as { _socket: { pause(): void } })._socket.pause();
+    const started = performance.now();
+    const handle = await client.start({ argv });
+    let bytes = 0;
+    handle.onOutput((event) => (bytes += event.data.length));
+    await handle.wait();
+    return bytes / ((performance.now() - started) / 1000);
+  } finally {
+    observer.terminate();
+    client.close();
+  }
+}
+
+/**
  * One byte written, the same byte seen back: the round trip in ms, ending
  * at the echo, which is what a person typing sees (and all websocketd and
  * the plain client's trips measure). It returns once the write's reply came

@@ -16,8 +16,10 @@ import {
   type OutputStream,
   type ParamsOf,
   type ProcessInfo,
+  type ProcessStartedNotification,
   type RequestMethod,
   type ResultOf,
+  type SessionSummary,
   type StartParams,
 } from "@execmux/shared";
 import { decodeBase64 } from "./base64.js";
@@ -27,6 +29,7 @@ import { Emitter } from "./emitter.js";
 import { DisconnectedError, ExecmuxError, RpcRequestError, SessionLostError } from "./errors.js";
 import { ProcessHandle } from "./process-handle.js";
 import { RpcClient, type FrameLimit } from "./rpc-client.js";
+import { collectSessions } from "./session-list.js";
 import { openSocket, type SocketOptions } from "./socket.js";
 
 export interface ConnectOptions extends SocketOptions {
@@ -44,6 +47,26 @@ export interface ConnectOptions extends SocketOptions {
    * the daemon's -32010 instead, naming the client that holds it.
    */
   resume?: { sessionId: string; processes?: string[]; takeover?: boolean };
+  /**
+   * Follow a session read-only instead of creating or resuming one (see
+   * `observe()`): your identity's own session, or any with an observer
+   * token. Every process is announced with the `process` event and followed
+   * from its first retained output; writes, signals and starts fail with
+   * -32013.
+   */
+  observe?: { sessionId: string };
+  /**
+   * How long the session waits for a resume once no connection holds it,
+   * before its processes are terminated (the daemon caps it at its
+   * --max-session-ttl-ms). Default: the daemon's --session-ttl-ms.
+   */
+  detachedTtlMs?: number;
+  /**
+   * While no connection holds the session, it does not expire as long as
+   * any of its processes runs (what `execmux exec --detach` asks); the TTL
+   * counts from the last one's exit.
+   */
+  keepWhileRunning?: boolean;
   /** Receive output as binary frames instead of base64 in JSON. Default true. */
   binaryOutput?: boolean;
   /**
@@ -102,6 +125,8 @@ type ClientEvents = {
   gap: [GapEvent];
   /** The session is gone for good; every handle has failed with this error. */
   sessionLost: [SessionLostError];
+  /** Observers only: a process of the observed session, announced once, before its output. */
+  process: [ProcessHandle];
 };
 
 /**
@@ -110,7 +135,7 @@ type ClientEvents = {
  * the daemon deduplicates. Everything else (start, signal, terminate,
  * closeStdin) fails with DisconnectedError rather than risk doing it twice.
  */
-const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "process/write", "process/resize"]);
+const RESENDABLE = new Set<RequestMethod>(["process/read", "process/list", "process/write", "process/resize", "session/list"]);
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_ACK_WINDOW_BYTES = 16 * 1024 * 1024;
@@ -134,6 +159,15 @@ export class ExecmuxClient {
   private reconnecting: Promise<void> | undefined;
   /** Learnt from a 1009 close; kept across reconnects. */
   private readonly frameLimit: FrameLimit = { refusedBytes: Infinity };
+  /**
+   * Observers only: the last seq of processes followed to their close, so a
+   * reconnect does not announce them again; the oldest are dropped past a
+   * bound (the daemon forgets closed processes too).
+   */
+  private readonly followedToClose = new Map<string, number>();
+  private lifetime: { detachedTtlMs?: number; keepWhileRunning?: boolean } = {};
+  /** Observers: processes announced before the first `onProcess` listener (bounded), handed to it. */
+  private unclaimed: ProcessHandle[] | undefined = [];
 
   private constructor(
     private readonly url: string,
@@ -143,13 +177,57 @@ export class ExecmuxClient {
   }
 
   static async connect(url: string, options: ConnectOptions = {}): Promise<ExecmuxClient> {
+    if (options.resume && options.observe) throw new ExecmuxError("resume and observe exclude each other: a client either holds a session or observes one");
     const client = new ExecmuxClient(url, options);
     if (options.resume) {
       client.session = options.resume.sessionId;
       for (const processId of options.resume.processes ?? []) client.adopt(processId);
     }
+    if (options.observe) client.session = options.observe.sessionId;
     await client.open(options.resume !== undefined, options.resume?.takeover ?? true);
     return client;
+  }
+
+  /** True for a client that observes a session read-only (`observe()`). */
+  get observing(): boolean {
+    return this.options.observe !== undefined;
+  }
+
+  /** Observers: the handles of every process announced so far and not yet closed. */
+  processes(): ProcessHandle[] {
+    return [...this.handles.values()];
+  }
+
+  /**
+   * Observers: `listener` gets every process's handle, those announced
+   * already (at once: the open ones, and for the first listener also those
+   * that closed before it came) and each one announced later, so none is
+   * missed however soon after `observe()` the daemon announced it. A handle
+   * keeps its output until something listens to it.
+   */
+  onProcess(listener: (handle: ProcessHandle) => void): () => void {
+    // A quick process may have been announced, and even closed (leaving
+    // `handles`), before the application could listen: those wait in `unclaimed`.
+    const earlier = new Set([...(this.unclaimed ?? []), ...this.handles.values()]);
+    this.unclaimed = undefined;
+    for (const handle of earlier) listener(handle);
+    return this.on("process", listener);
+  }
+
+  /**
+   * The session's lifetime as the daemon applies it, when this client asked
+   * for one (`detachedTtlMs`, `keepWhileRunning`) or observes.
+   */
+  get sessionLifetime(): { detachedTtlMs?: number; keepWhileRunning?: boolean } {
+    return this.lifetime;
+  }
+
+  /**
+   * The sessions this client's identity may see (its own; every one with an
+   * observer token), with their processes, every page of them.
+   */
+  listSessions(filter: { sessionId?: string } = {}): Promise<SessionSummary[]> {
+    return collectSessions((params) => this.request("session/list", params), filter);
   }
 
   /**
@@ -272,30 +350,39 @@ export class ExecmuxClient {
     );
     // Only processes the daemon confirmed: a start still waiting for this
     // connection is not known to the daemon yet.
-    const cursors = Object.fromEntries(
-      [...this.handles].filter(([, handle]) => handle.started).map(([processId, handle]) => [processId, handle.lastSeq]),
-    );
+    const cursors = Object.fromEntries([
+      ...this.followedToClose,
+      ...[...this.handles].filter(([, handle]) => handle.started).map(([processId, handle]) => [processId, handle.lastSeq] as const),
+    ]);
     this.acks?.reset();
     const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const outputOptions = {
       binaryOutput: this.options.binaryOutput ?? true,
       ...(this.ackWindowBytes ? { ackWindowBytes: this.ackWindowBytes } : {}),
     };
+    const lifetime = {
+      ...(this.options.detachedTtlMs !== undefined ? { detachedTtlMs: this.options.detachedTtlMs } : {}),
+      ...(this.options.keepWhileRunning !== undefined ? { keepWhileRunning: this.options.keepWhileRunning } : {}),
+    };
+    const params: ParamsOf<"initialize"> = this.options.observe
+      ? { clientName: this.clientName, observeSessionId: this.session, cursors, binaryOutput: outputOptions.binaryOutput }
+      : resume
+        ? { clientName: this.clientName, resumeSessionId: this.session, takeover, cursors, ...outputOptions, ...lifetime }
+        : { clientName: this.clientName, ...outputOptions, ...lifetime };
     const result = await rpc
-      .request(
-        "initialize",
-        resume
-          ? { clientName: this.clientName, resumeSessionId: this.session, takeover, cursors, ...outputOptions }
-          : { clientName: this.clientName, ...outputOptions },
-        timeout,
-      )
+      .request("initialize", params, timeout)
       .catch((error: unknown) => {
         rpc.close();
         throw error;
       });
     this.session = result.sessionId;
+    this.lifetime = {
+      ...(result.detachedTtlMs !== undefined ? { detachedTtlMs: result.detachedTtlMs } : {}),
+      ...(result.keepWhileRunning !== undefined ? { keepWhileRunning: result.keepWhileRunning } : {}),
+    };
     // A quarter of the smallest window the daemon may apply, so credit never runs dry.
-    const window = result.sharedAckWindowBytes ?? this.ackWindowBytes;
+    // An observer's output is never held for credit: it acknowledges nothing.
+    const window = this.observing ? undefined : (result.sharedAckWindowBytes ?? this.ackWindowBytes);
     this.acks = window
       ? new AckBatcher(
           (processId, bytes) => this.rpc?.notify("process/ack", { processId, bytes }),
@@ -334,6 +421,10 @@ export class ExecmuxClient {
     if (rpc !== this.rpc || this.finalError) return;
     this.rpc = undefined;
     this.events.emit("disconnected", reason);
+    if (code === CloseCode.ObservedSessionEnded) {
+      this.finish(new SessionLostError(`session ${this.session} ended (it expired); nothing more will come`));
+      return;
+    }
     if (code === CloseCode.SessionTakenOver) {
       // Someone else resumed the session on purpose. Taking it back would
       // evict them in turn, and two clients would fight over it forever.
@@ -362,7 +453,7 @@ export class ExecmuxClient {
       await sleep(delayMs);
       if (this.finalError) return;
       try {
-        await this.open(true);
+        await this.open(!this.observing);
         this.events.emit("resumed", { sessionId: this.session, attempts: attempt });
         return;
       } catch (error) {
@@ -411,6 +502,10 @@ export class ExecmuxClient {
 
   private onNotification(method: string, params: unknown): void {
     const { processId, seq } = params as { processId: string; seq: number };
+    if (method === "process/started") {
+      this.announce(params as ProcessStartedNotification);
+      return;
+    }
     const handle = this.handles.get(processId);
     if (!handle) return;
     switch (method) {
@@ -426,6 +521,7 @@ export class ExecmuxClient {
         handle.deliverClose(seq);
         this.handles.delete(processId);
         this.acks?.forget(processId);
+        if (this.observing) this.rememberClosed(processId, seq);
         break;
       case "process/gap": {
         const gap = params as GapNotification;
@@ -435,6 +531,38 @@ export class ExecmuxClient {
       }
     }
   }
+
+  /** Observers: a handle for each process the daemon announces (once; a reconnect's repeat is ignored). */
+  private announce(started: ProcessStartedNotification): void {
+    if (!this.observing || this.handles.has(started.processId) || this.followedToClose.has(started.processId)) return;
+    const handle = new ProcessHandle(started.processId, started.tty, this);
+    handle.started = true;
+    handle.origin = { argv: started.argv, argvTruncated: started.argvTruncated, startedAt: started.startedAt };
+    this.handles.set(started.processId, handle);
+    if (this.unclaimed) {
+      this.unclaimed.push(handle);
+      if (this.unclaimed.length > FOLLOWED_TO_CLOSE_LIMIT) this.unclaimed.shift();
+    }
+    this.events.emit("process", handle);
+  }
+
+  private rememberClosed(processId: string, seq: number): void {
+    this.followedToClose.set(processId, seq);
+    if (this.followedToClose.size > FOLLOWED_TO_CLOSE_LIMIT) this.followedToClose.delete(this.followedToClose.keys().next().value!);
+  }
 }
 
+/** Closed processes an observer remembers across reconnects; the daemon keeps at most 256 closed per session by default. */
+const FOLLOWED_TO_CLOSE_LIMIT = 4096;
+
 export const connect = (url: string, options?: ConnectOptions) => ExecmuxClient.connect(url, options);
+
+/**
+ * Follows the session `sessionId` read-only: each process arrives as a
+ * `process` event with its handle (output from the start of what the daemon
+ * retains, then live; a `gap` where this observer fell behind and output
+ * was evicted meanwhile). The owner is untouched; writes, signals and starts
+ * fail with -32013. Your identity's own session, or any with an observer token.
+ */
+export const observe = (url: string, sessionId: string, options: Omit<ConnectOptions, "resume" | "observe"> = {}) =>
+  ExecmuxClient.connect(url, { ...options, observe: { sessionId } });

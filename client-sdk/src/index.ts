@@ -1,4 +1,5 @@
-export { connect, ExecmuxClient, type ConnectOptions, type StartOptions, type GapEvent } from "./client.js";
+export { connect, observe, ExecmuxClient, type ConnectOptions, type StartOptions, type GapEvent } from "./client.js";
+export { listSessions, type ListSessionsOptions } from "./session-list.js";
 export { backoffDelay, resolveReconnectOptions, type ReconnectOptions } from "./backoff.js";
 export { ProcessHandle, type OutputEvent } from "./process-handle.js";
 export {

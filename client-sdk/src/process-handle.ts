@@ -3,7 +3,7 @@
  * each chunk exactly once, then its exit code. Notifications with a seq the
  * handle already delivered are dropped, so replays after a resume are safe.
  */
-import type { GapNotification, OutputStream, SandboxType, SignalName, WriteStatus } from "@execmux/shared";
+import type { GapNotification, OutputStream, ProcessOrigin, SandboxType, SignalName, WriteStatus } from "@execmux/shared";
 import { encodeBase64, toBytes } from "./base64.js";
 import { Emitter } from "./emitter.js";
 import { ExecmuxError } from "./errors.js";
@@ -38,6 +38,8 @@ export class ProcessHandle {
   started = false;
   /** What confines the process ("none" without a sandbox), once started. */
   sandboxType: SandboxType = "none";
+  /** Observers: how the process was started (argv, when), as the daemon announced it. */
+  origin: ProcessOrigin | undefined;
   private readonly backlog: OutputEvent[] = [];
   private backlogBytes = 0;
 

@@ -46,7 +46,29 @@ export const ConfigSchema = Type.Object(
     sessionTtlMs: Type.Integer({
       default: 60_000,
       minimum: 0,
-      description: "How long a session without a connection lives (processes keep running) before it is killed.",
+      description:
+        "How long a session without a connection lives (processes keep running) before it ends: SIGTERM to its processes, SIGKILL after --kill-grace-ms. A client may ask for another TTL in initialize (detachedTtlMs), up to --max-session-ttl-ms.",
+    }),
+    maxSessionTtlMs: Type.Integer({
+      default: 7 * 24 * 3_600_000,
+      minimum: 0,
+      description: "The longest TTL a client may ask for its session (initialize detachedTtlMs); a longer one is cut to this.",
+    }),
+    maxLastingSessionsPerClient: Type.Integer({
+      default: 16,
+      minimum: 0,
+      description:
+        "Sessions one client may keep alive while their processes run (initialize keepWhileRunning, what `execmux exec --detach` asks): such a session does not expire while detached until its last process has exited, and is never expired to make room for another. They still count against every other limit. 0: refused.",
+    }),
+    maxObserversPerSession: Type.Integer({
+      default: 8,
+      minimum: 0,
+      description: "Connections that may observe one session at once (initialize observeSessionId); more are refused with -32011.",
+    }),
+    observerTokenFile: Type.String({
+      default: "",
+      description:
+        "File of tokens (one per line, # comments, re-read like --token-file) that admit a client like any token and also let it list and observe, read-only, every session on the daemon, whoever made it. Without it, a client sees only its own identity's sessions.",
     }),
     pingIntervalMs: Type.Integer({
       default: 15_000,
@@ -159,14 +181,19 @@ export const ConfigSchema = Type.Object(
       default: 250,
       minimum: 1,
       description:
-        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached, the new one is refused.",
+        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached or kept for their running processes, the new one is refused.",
     }),
     maxConnectionsPerClient: Type.Integer({
       default: 300,
       minimum: 1,
       description: "WebSocket connections one client (as for --max-sessions-per-client) may have open; more get HTTP 429.",
     }),
-    maxDetachedSessions: Type.Integer({ default: 200, minimum: 0, description: "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session of the client that has the most." }),
+    maxDetachedSessions: Type.Integer({
+      default: 200,
+      minimum: 0,
+      description:
+        "Sessions kept without a connection at once; past this a new disconnect expires the oldest detached session of the client that has the most. Sessions kept for their running processes are never expired for this (--max-lasting-sessions-per-client bounds them).",
+    }),
     maxProcessesPerSession: Type.Integer({
       default: 256,
       minimum: 1,

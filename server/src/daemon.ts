@@ -13,7 +13,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
-import { authorize, forwardedHost, selectProtocol } from "./auth/request-auth.js";
+import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, serveConsole } from "./console-assets.js";
 import type { Config } from "./config.js";
@@ -60,13 +60,16 @@ const SERVICE_RESTART_CLOSE = { code: 1012, reason: "execmux is restarting: reco
 const CLOSE_WAIT_MS = 5_000;
 
 /** What a request may do, decided before it is answered or upgraded. */
-type Verdict = { readonly allowed: true; readonly client: string } | { readonly allowed: false; readonly status: number; readonly message: string };
+type Verdict =
+  | { readonly allowed: true; readonly client: string; readonly observesAll: boolean }
+  | { readonly allowed: false; readonly status: number; readonly message: string };
 
 export async function startDaemon(config: Config): Promise<Daemon> {
   const { host, port, tls, wsAuth } = checkListenerSettings(config);
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
   let tokens: TokenStore | undefined;
-  const log = createLogger(config, () => tokens?.formsToRedact ?? []);
+  let observerTokens: TokenStore | undefined;
+  const log = createLogger(config, () => [...(tokens?.formsToRedact ?? []), ...(observerTokens?.formsToRedact ?? [])]);
   // The process host starts while the rest is set up: it is the longest step, and needs nothing below.
   const opening = openRuntime(config, log);
   opening.catch(() => undefined);
@@ -74,12 +77,29 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>
     error ? log.error({ err: error }, "cannot read the token file; keeping the previous tokens") : log.info({ count }, "tokens loaded"),
   );
+  // Observer tokens admit a client like any token, and also let it list and observe every session.
+  observerTokens = config.observerTokenFile
+    ? new TokenStore("", config.observerTokenFile, (count, error) =>
+        error
+          ? log.error({ err: error }, "cannot read the observer token file; keeping the previous observer tokens")
+          : log.info({ count }, "observer tokens loaded"),
+      )
+    : undefined;
   // Any configured kind of token admits a request; with none, only the Origin check applies.
-  const credentials = [...(tokens.enabled ? [tokens.asCredential()] : []), ...(wsAuth ? [wsAuth] : [])];
+  const credentials = [
+    ...(tokens.enabled ? [tokens.asCredential()] : []),
+    ...(observerTokens ? [observerTokens.asCredential()] : []),
+    ...(wsAuth ? [wsAuth] : []),
+  ];
   if (credentials.length === 0 && !isLoopback(host)) {
     log.warn(`INSECURE: listening on ${host} without authentication; anyone who can reach this port can run any command`);
   }
-  const stopWatchingTokens = tokens.watch();
+  const stopWatchingTokenFile = tokens.watch();
+  const stopWatchingObserverTokens = observerTokens?.watch() ?? (() => undefined);
+  const stopWatchingTokens = () => {
+    stopWatchingTokenFile();
+    stopWatchingObserverTokens();
+  };
   const allowedOrigins = config.allowedOrigins.split(",").map((origin) => origin.trim()).filter(Boolean);
   // DNS rebinding only gets a page as far as a daemon that needs no token;
   // with tokens the Host is checked only when the operator listed names.
@@ -132,14 +152,16 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     if (hosts && !(hosts.allows(request.headers.host) && hosts.allows(forwardedHost(request.headers)))) {
       return { allowed: false, status: 403, message: "host not allowed (see --allowed-hosts)" };
     }
-    if (openPaths.has(path) || (!upgrade && (path === consolePrefix || path.startsWith(`${consolePrefix}/`)))) return { allowed: true, client: "" };
+    if (openPaths.has(path) || (!upgrade && (path === consolePrefix || path.startsWith(`${consolePrefix}/`)))) return { allowed: true, client: "", observesAll: false };
     const decision = await authorize(request.headers, url, { allowedOrigins, secure: tls, credentials });
     if (!decision.allowed) return decision;
     const client = `${decision.tokenId ?? "-"}@${request.socket.remoteAddress}`;
     if (upgrade && !connectionQuota.allows(client)) {
       return { allowed: false, status: 429, message: `this client already has its maximum of ${config.maxConnectionsPerClient} connections` };
     }
-    return { allowed: true, client };
+    // Observer tokens (--observer-token-file) also let the client list and observe every session.
+    const observesAll = observerTokens !== undefined && presentedTokens(request.headers, url).some((token) => observerTokens.verify(token));
+    return { allowed: true, client, observesAll };
   }
 
   function refusalHeaders(status: number, message: string): Record<string, string | number> {
@@ -216,7 +238,12 @@ export async function startDaemon(config: Config): Promise<Daemon> {
             closed();
             connectionLog.info({ code }, "connection closed");
           });
-          const peer = { transport: "websocket", address: `${request.socket.remoteAddress}:${request.socket.remotePort}`, client: verdict.client };
+          const peer = {
+            transport: "websocket",
+            address: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
+            client: verdict.client,
+            observesAll: verdict.observesAll,
+          };
           opened.serveWebSocket(webSocket, peer, connectionLog);
         });
       },
@@ -275,7 +302,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     registry: opened.registry,
     metrics: opened.metrics,
     runtime: opened,
-    reloadTokens: () => tokens.reload(),
+    reloadTokens: () => {
+      tokens.reload();
+      observerTokens?.reload();
+    },
     close: () =>
       (ended ??= (async () => {
         await stopAccepting(SHUTDOWN_CLOSE);

@@ -20,9 +20,9 @@ const EXPENSIVE_DEFAULT_METRICS = [
 export class Metrics {
   readonly connections = new Gauge("execmux_connections", "Open WebSocket connections.");
   readonly sessions = new Gauge<"attached" | "detached">("execmux_sessions", "Sessions by state.", "state");
-  readonly sessionEvents = new Counter<"created" | "resumed" | "taken_over" | "expired">(
+  readonly sessionEvents = new Counter<"created" | "resumed" | "taken_over" | "observed" | "expired">(
     "execmux_session_events_total",
-    "Sessions created, resumed, taken over and expired.",
+    "Sessions created, resumed, taken over, observed and expired.",
     "event",
   );
   readonly processesActive = new Gauge("execmux_processes_active", "Processes not yet exited.");

@@ -4,6 +4,7 @@
  * process behind. daemon.ts puts HTTP and WebSockets in front of it;
  * stdio-daemon.ts, stdin and stdout.
  */
+import type { ProcessOrigin } from "@execmux/shared";
 import type { Logger } from "./logger.js";
 import type { WebSocket } from "ws";
 import { daemonFiles, type Config } from "./config.js";
@@ -43,6 +44,17 @@ export function persistentHost(config: Config): boolean {
   return config.processHost === "separate" && /^wss?:\/\//.test(config.listen) && !/:0\/?$/.test(config.listen);
 }
 
+/** How a kept process was started, from what start.ts gave the host to keep (an unreadable record: nothing known). */
+function originOf(meta: Buffer, startedAt: number): ProcessOrigin {
+  try {
+    const origin = JSON.parse(meta.toString("utf8")) as Partial<ProcessOrigin>;
+    if (Array.isArray(origin.argv)) return { argv: origin.argv, argvTruncated: origin.argvTruncated === true, startedAt: origin.startedAt ?? startedAt };
+  } catch {
+    // Fall through: an empty argv.
+  }
+  return { argv: [], argvTruncated: true, startedAt };
+}
+
 export async function openRuntime(config: Config, log: Logger, persistent = persistentHost(config)): Promise<Runtime> {
   const metrics = new Metrics();
   const host = await ProcessHost.open({
@@ -68,6 +80,10 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
   );
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
+    maxSessionTtlMs: config.maxSessionTtlMs,
+    maxLastingSessionsPerClient: config.maxLastingSessionsPerClient,
+    maxObserversPerSession: config.maxObserversPerSession,
+    killGraceMs: config.killGraceMs,
     closedRetentionMs: config.closedRetentionMs,
     maxSessions: config.maxSessions,
     maxSessionsPerClient: config.maxSessionsPerClient,
@@ -85,7 +101,7 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
     const process = new ManagedProcess(kept.processId, kept.tty, { host, maxStdinBufferBytes: config.maxStdinBufferBytes, sandboxed: kept.sandboxed }, session.onProcessEvent);
     process.restore(kept.state);
     process.attach(kept.handle, kept.state.pid, kept.state.startEpochMs);
-    session.commit(process);
+    session.commit(process, originOf(kept.meta, kept.state.startEpochMs));
     // What it did before this daemon: counted and kept as if heard now (no client is attached to hear it).
     if (kept.state.exited) session.onProcessEvent(process, { kind: "exited", seq: kept.state.exitSeq, exitCode: kept.state.exitCode });
     if (kept.state.closed) session.onProcessEvent(process, { kind: "closed", seq: kept.state.closedSeq });

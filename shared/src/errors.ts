@@ -29,6 +29,9 @@ export const ErrorCode = {
   /** The connection that issued the request lost its session: it was taken
    * over by another connection or the daemon is shutting down. */
   ConnectionClosed: -32012,
+  /** The connection observes a session (`initialize {observeSessionId}`):
+   * it may read, never write, signal, start, resize, or use fs/* or http/*. */
+  ObserverReadOnly: -32013,
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -44,4 +47,6 @@ export interface RpcErrorBody {
 export const CloseCode = {
   /** Another connection took this socket's session over (initialize with resume and takeover); a client must not reconnect to it. */
   SessionTakenOver: 4001,
+  /** The session an observer followed ended (it expired): nothing more will come. */
+  ObservedSessionEnded: 4003,
 } as const;

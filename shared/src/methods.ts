@@ -15,7 +15,8 @@ export type MethodFamily = "exec" | "environment info" | "environment status" | 
 interface MethodSpec {
   readonly params: TSchema;
   readonly result: TSchema;
-  /** Undefined only for `initialize`, which opens the session. */
+  /** Undefined for methods that need no session: `initialize`, which opens
+   * it, and `session/list`, which may come before it. */
   readonly family: MethodFamily | undefined;
   /** True for execmux extensions: absent from upstream. */
   readonly extension: boolean;
@@ -35,6 +36,8 @@ export const RequestMethods = {
   "process/list": { params: S.ListParamsSchema, result: S.ListResultSchema, family: "exec", extension: true },
   /** Also accepted as a notification (no reply), which is how clients should send it. */
   "process/ack": { params: S.AckParamsSchema, result: S.EmptyResultSchema, family: "exec", extension: true },
+  /** Before or after `initialize`: the sessions the caller's identity may see. */
+  "session/list": { params: S.SessionListParamsSchema, result: S.SessionListResultSchema, family: undefined, extension: true },
   "http/request": { params: S.HttpRequestParamsSchema, result: S.HttpRequestResultSchema, family: "http", extension: false },
   "fs/readFile": { params: S.FsReadFileParamsSchema, result: S.FsReadFileResultSchema, family: "filesystem", extension: false },
   "fs/writeFile": { params: S.FsWriteFileParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
@@ -69,6 +72,8 @@ export const ServerNotifications = {
   "process/closed": S.ClosedNotificationSchema,
   /** Extension: only after a resume with cursors. */
   "process/gap": S.GapNotificationSchema,
+  /** Extension: only to observers, once per process before its events. */
+  "process/started": S.ProcessStartedNotificationSchema,
   "http/request/bodyDelta": S.HttpRequestBodyDeltaSchema,
 } as const satisfies Record<string, TSchema>;
 

@@ -86,6 +86,7 @@ struct session {
   uint32_t blob_len;
   int64_t ttl_ms;
   int attached;
+  int keep_while_running; /* detached, its ttl counts from the last of its processes' exits */
   timer_id expiry;
   struct proc *procs;
   char *cgroup;
@@ -95,7 +96,8 @@ struct session {
 /* session.c */
 struct session *session_find(const char *id);
 struct session *session_get(const char *id); /* made when missing */
-void session_put(const char *id, int64_t ttl_ms, int attached, const uint8_t *blob, uint32_t blob_len);
+void session_put(const char *id, int64_t ttl_ms, int attached, int keep_while_running, const uint8_t *blob, uint32_t blob_len);
+void session_process_exited(struct session *s); /* a process of it was reaped */
 void session_drop(struct session *s);
 void session_kill(struct session *s);
 struct session *sessions_first(void);

@@ -374,9 +374,10 @@ void on_message(uint8_t type, const uint8_t *payload, uint32_t len) {
       char *id = rb_str(&r);
       int64_t ttl = (int64_t)rb_u64(&r);
       uint8_t attached = rb_u8(&r);
+      uint8_t keep_while_running = rb_u8(&r);
       uint32_t n;
       const uint8_t *blob = rb_bytes(&r, &n);
-      if (id && !r.bad) session_put(id, ttl, attached, blob, n);
+      if (id && !r.bad) session_put(id, ttl, attached, keep_while_running, blob, n);
       free(id);
       break;
     }

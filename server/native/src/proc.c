@@ -577,6 +577,7 @@ static void on_reaped(struct proc *p, int status) {
     p->exit_code = WEXITSTATUS(status);
   }
   map_del(&by_pid, (uint64_t)p->pid);
+  if (p->session) session_process_exited(p->session);
   /* A pipe's stdin ends with the child (as it did when Node held it): later writes are stdinClosed. */
   if (!is_tty(p)) stdin_closed(p);
   if (p->ended_streams == p->streams) publish_exit(p);

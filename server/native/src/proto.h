@@ -6,7 +6,7 @@
 #ifndef EXECMUX_PROTO_H
 #define EXECMUX_PROTO_H
 
-#define PROTOCOL_VERSION 1
+#define PROTOCOL_VERSION 2
 
 /* daemon -> host (those with an id are answered with that id) */
 enum {
@@ -22,7 +22,7 @@ enum {
   MSG_READ = 10,        /* id, u32 handle, u64 after seq, u64 max bytes */
   MSG_FORGET = 11,      /* u32 handle */
   MSG_KILL_SESSION = 12,/* str session */
-  MSG_SESSION = 13,     /* str session, i64 ttl ms when detached (-1: never), u8 attached, bytes blob */
+  MSG_SESSION = 13,     /* str session, i64 ttl ms when detached (-1: never), u8 attached, u8 keep while running, bytes blob */
   MSG_DROP_SESSION = 14,/* str session: forgotten (its processes are killed and forgotten) */
   MSG_SHUTDOWN = 15,    /* id, u32 grace ms */
   MSG_PEER = 16,        /* id, u8 family (4/6), 16 bytes local address, u16 local port, 16 bytes remote address, u16 remote port */

@@ -4,7 +4,9 @@
  * how long it may live without a daemon (ttl_ms, -1: until its processes
  * end). The daemon runs session expiry while it is there; while none is,
  * the host does, so a daemon that never comes back leaves nothing running
- * longer than its sessions were meant to live.
+ * longer than its sessions were meant to live. Expiry is the daemon's too:
+ * SIGTERM to each running process's tree, and after the kill grace SIGKILL
+ * to whatever of the session is left.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -38,10 +40,11 @@ struct session *session_get(const char *id) {
   return s;
 }
 
-void session_put(const char *id, int64_t ttl_ms, int attached, const uint8_t *blob, uint32_t blob_len) {
+void session_put(const char *id, int64_t ttl_ms, int attached, int keep_while_running, const uint8_t *blob, uint32_t blob_len) {
   struct session *s = session_get(id);
   s->ttl_ms = ttl_ms;
   s->attached = attached;
+  s->keep_while_running = keep_while_running;
   free(s->blob);
   s->blob = NULL;
   s->blob_len = 0;
@@ -94,21 +97,49 @@ void session_maybe_free(struct session *s) {
   loop_free_later(s);
 }
 
-static void expired(void *arg) {
+/* No daemon is attached: the host runs expiry. */
+static int orphaned;
+
+static void grace_over(void *arg) {
   struct session *s = arg;
   s->expiry = 0;
-  logf_(LOG_INFO, "session %s expired with no daemon attached: its processes are killed", s->id);
   session_drop(s);
   host_idle_check();
 }
 
+static void expired(void *arg) {
+  struct session *s = arg;
+  s->expiry = 0;
+  int running = 0;
+  for (struct proc *p = s->procs; p; p = p->session_next) running += proc_terminate(p);
+  logf_(LOG_INFO, "session %s expired with no daemon attached: SIGTERM to its %d running processes", s->id, running);
+  if (running) s->expiry = timer_after(cfg.kill_grace_ms, grace_over, s);
+  else grace_over(s);
+}
+
+static int any_running(const struct session *s) {
+  for (const struct proc *p = s->procs; p; p = p->session_next)
+    if (!p->reaped) return 1;
+  return 0;
+}
+
+static void arm_expiry(struct session *s) {
+  if (s->ttl_ms < 0 || s->expiry) return;
+  if (s->keep_while_running && any_running(s)) return;
+  s->expiry = timer_after((uint64_t)s->ttl_ms, expired, s);
+}
+
+void session_process_exited(struct session *s) {
+  if (orphaned && s->keep_while_running) arm_expiry(s);
+}
+
 void sessions_orphaned(void) {
-  for (struct session *s = sessions; s; s = s->next) {
-    if (s->ttl_ms >= 0 && !s->expiry) s->expiry = timer_after((uint64_t)s->ttl_ms, expired, s);
-  }
+  orphaned = 1;
+  for (struct session *s = sessions; s; s = s->next) arm_expiry(s);
 }
 
 void sessions_adopted(void) {
+  orphaned = 0;
   for (struct session *s = sessions; s; s = s->next) {
     timer_cancel(s->expiry);
     s->expiry = 0;

@@ -13,10 +13,22 @@ const NOT_FOUND_EXIT_CODE = 127;
 const NOT_EXECUTABLE_EXIT_CODE = 126;
 
 export async function execCommand(argv: string[]): Promise<void> {
-  const args = parseClientArgs(argv, process.env, { "--tty": "switch", "-t": "switch", "--cwd": "value", "-e": "value", "--env": "value", "--detach": "switch", "-d": "switch", "--sandbox": "value" });
+  const args = parseClientArgs(argv, process.env, {
+    "--tty": "switch",
+    "-t": "switch",
+    "--cwd": "value",
+    "-e": "value",
+    "--env": "value",
+    "--detach": "switch",
+    "-d": "switch",
+    "--ttl": "value",
+    "--sandbox": "value",
+  });
   if (args.rest.length === 0) throw new UsageError("execmux exec needs a command: execmux exec [options] -- CMD ARGS...");
   const tty = args.flags.has("--tty") || args.flags.has("-t");
   const detach = args.flags.has("--detach") || args.flags.has("-d");
+  const ttl = args.flags.get("--ttl")?.at(-1);
+  if (ttl !== undefined && !detach) throw new UsageError("--ttl goes with --detach: how long the detached session may live");
   const env: Record<string, string> = {};
   for (const pair of [...(args.flags.get("-e") ?? []), ...(args.flags.get("--env") ?? [])]) {
     const equals = pair.indexOf("=");
@@ -30,7 +42,12 @@ export async function execCommand(argv: string[]): Promise<void> {
   // The project is the remote cwd; "/" (a remote daemon's default) would make the whole disk writable.
   if (sandbox === "workspace-write" && cwd === "/") throw new UsageError("--sandbox workspace-write needs --cwd DIR: the project it may write");
 
-  const client = await connectWith(args, { manualAcks: true, clientName: clientNameOf("exec") });
+  const client = await connectWith(args, {
+    manualAcks: true,
+    clientName: clientNameOf("exec"),
+    // A new session only: one named with --session keeps the lifetime it has.
+    ...(detach && !args.session ? detachedLifetime(ttl) : {}),
+  });
   let handle: ProcessHandle;
   try {
     handle = await client.start({
@@ -48,7 +65,7 @@ export async function execCommand(argv: string[]): Promise<void> {
     throw explainStartFailure(error, args.rest[0]!, { cwd, defaulted: givenCwd === undefined, loopback: isLoopbackUrl(args.url) });
   }
   if (detach) {
-    // The session outlives this connection for the daemon's session TTL.
+    // The session outlives this connection: while the command runs (or for --ttl), then as long as detachedLifetime says.
     process.stdout.write(`session ${client.sessionId}\nprocess ${handle.processId}\n`);
     client.close();
     return;
@@ -67,6 +84,30 @@ export async function execCommand(argv: string[]): Promise<void> {
   const code = await handle.wait();
   client.close();
   exitWith(code);
+}
+
+/** How long a finished detached command's session stays, so `execmux ps` still shows its exit status. */
+const KEEP_AFTER_EXIT_MS = 3_600_000;
+
+/**
+ * A detached command runs until it ends (keepWhileRunning), and its session
+ * stays an hour after that; with --ttl DURATION it is a limit instead: the
+ * session ends DURATION after this command returns (unless a client holds
+ * it then), running or not, with SIGTERM, then SIGKILL. The daemon caps
+ * both at its --max-session-ttl-ms.
+ */
+function detachedLifetime(ttl: string | undefined): { detachedTtlMs: number; keepWhileRunning: boolean } {
+  if (ttl === undefined) return { detachedTtlMs: KEEP_AFTER_EXIT_MS, keepWhileRunning: true };
+  return { detachedTtlMs: parseDuration(ttl), keepWhileRunning: false };
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90`, `90s`, `15m`, `2h`, `1d`, `500ms`: a number without a unit is seconds. */
+export function parseDuration(text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!match) throw new UsageError(`--ttl takes a duration such as 90s, 15m, 2h or 1d, got ${text}`);
+  return Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2] ?? "s"]!);
 }
 
 /** `--sandbox read-only|workspace-write`, Codex's modes; workspace-write may write the remote cwd (the project). */

@@ -55,7 +55,12 @@ Options:
   -t, --tty        run CMD on a terminal (raw mode, follows window resizes)
   --cwd DIR        remote working directory
   -e, --env K=V    set an environment variable (repeatable)
-  -d, --detach     start CMD and return at once, printing its session and process
+  -d, --detach     start CMD and return at once, printing its session and
+                   process. CMD runs until it ends; its session (and so its
+                   exit status in execmux ps) stays an hour after that
+  --ttl DURATION   with --detach, a limit instead: the session ends DURATION
+                   (90s, 15m, 2h, 1d) after this command returns unless a
+                   client holds it then, with CMD SIGTERMed if still running
   --sandbox MODE   confine CMD as Codex does, with bubblewrap: read-only, or
                    workspace-write (the remote cwd is the writable project)
 
@@ -63,9 +68,12 @@ ${CWD_RULE}
 
 ${CLIENT_OPTIONS}
 `,
-  ps: `Usage: execmux ps --session ID
+  ps: `Usage: execmux ps [--session ID]
 
-Lists the processes of a session, one line each.
+Lists your sessions (those of your token; with an observer token, every
+session), each with whether a client holds it, how long it is kept, and its
+processes: id, state, pid, exit code, start time and command. With --session,
+that session's processes only. It never takes a session from its holder.
 
 ${CLIENT_OPTIONS}
 `,
@@ -140,7 +148,7 @@ export const USAGE = `Usage: execmux COMMAND [options]
 Commands:
   serve                                   run the daemon
   exec [options] -- CMD ARGS...           run a command remotely, exit with its code
-  ps --session ID                         list a session's processes
+  ps [--session ID]                       list your sessions and their processes
   attach --session ID PROCESS             replay and follow a process (Ctrl-] detaches)
   mcp [--cwd DIR]                         MCP server on stdio: exec_command, write_stdin
   token mint|sandbox-key|environments    credentials for a fleet of sandboxes (docs/fleet.md)

@@ -45,7 +45,7 @@ export const Msg = {
 } as const;
 
 /** The link version this daemon speaks (proto.h PROTOCOL_VERSION): the host refuses any other. */
-export const LINK_VERSION = 1;
+export const LINK_VERSION = 2;
 
 /** START flags (proto.h). */
 export const StartFlag = { Tty: 1, PipeStdin: 2, Sandboxed: 4, NetworkSandbox: 8 } as const;

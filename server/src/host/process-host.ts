@@ -409,8 +409,8 @@ export class ProcessHost {
   }
 
   /** The daemon's record of a session, given back after a restart; how long it may live with no daemon (-1: until its processes end). */
-  putSession(sessionId: string, ttlMs: number, attached: boolean, blob: Buffer): void {
-    this.link.send(new Writer(Msg.Session).str(sessionId).u64(ttlMs).u8(attached ? 1 : 0).bytes(blob));
+  putSession(sessionId: string, ttlMs: number, attached: boolean, keepWhileRunning: boolean, blob: Buffer): void {
+    this.link.send(new Writer(Msg.Session).str(sessionId).u64(ttlMs).u8(attached ? 1 : 0).u8(keepWhileRunning ? 1 : 0).bytes(blob));
   }
 
   /** The session is over: its processes are killed and forgotten. */

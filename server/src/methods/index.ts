@@ -5,7 +5,7 @@
  * that serves only processes never loads their code. A new family adds a
  * folder, a line in FAMILIES and its table's type in Tables.
  */
-import type { ParamsOf, RequestMethod, ResultOf } from "@execmux/shared";
+import type { ParamsOf, RequestMethod, RequestMethods, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
 import { environmentHandlers } from "./environment/index.js";
 import { initialize } from "./initialize.js";
@@ -13,9 +13,10 @@ import { processHandlers } from "./process/index.js";
 
 export type { HandlerContext, ProcessContext, SessionContext } from "./context.js";
 
+/** Methods of no family (initialize, session/list) may come before a session exists. */
 type Handler<M extends RequestMethod> = (
   params: ParamsOf<M>,
-  context: M extends "initialize" ? HandlerContext : SessionContext,
+  context: (typeof RequestMethods)[M]["family"] extends undefined ? HandlerContext : SessionContext,
 ) => ResultOf<M> | Promise<ResultOf<M>>;
 
 type AnyHandler = (params: unknown, context: HandlerContext) => unknown;
@@ -30,13 +31,15 @@ const FAMILIES = {
   process: () => Promise.resolve(processHandlers),
   http: () => import("./http/index.js").then((module) => module.httpHandlers),
   fs: () => import("./fs/index.js").then((module) => module.fsHandlers),
+  session: () => import("./session/index.js").then((module) => module.sessionHandlers),
 } satisfies Record<string, () => Promise<object>>;
 
 /** Every family's table together; a method without a handler does not compile. */
 type Tables = { initialize: typeof import("./initialize.js").initialize } & (typeof import("./environment/index.js"))["environmentHandlers"] &
   (typeof import("./process/index.js"))["processHandlers"] &
   (typeof import("./http/index.js"))["httpHandlers"] &
-  (typeof import("./fs/index.js"))["fsHandlers"];
+  (typeof import("./fs/index.js"))["fsHandlers"] &
+  (typeof import("./session/index.js"))["sessionHandlers"];
 export const everyMethodHasAHandler = (tables: Tables): { [M in RequestMethod]: Handler<M> } => tables;
 
 const loaded = new Map<string, AnyHandler>();

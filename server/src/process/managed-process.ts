@@ -144,6 +144,23 @@ export class ManagedProcess {
     return this.options.host.read(this.handle, afterSeq, maxBytes);
   }
 
+  /**
+   * The retained events after `afterSeq` as a client hears them: output, and
+   * the exit and the close in their places among it. `caughtUp`: nothing is
+   * left after them, in the host or heard live since (the host answers a
+   * read after every event it produced before it), so live events follow on
+   * from the next one, none sent twice nor skipped.
+   */
+  async readEvents(afterSeq: number, maxBytes: number): Promise<{ events: ProcessEvent[]; gap: OutputGap | undefined; caughtUp: boolean }> {
+    const { state, gap, chunks } = await this.read(afterSeq, maxBytes);
+    const events: ProcessEvent[] = chunks.map((chunk) => ({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data }));
+    const through = events.length > 0 ? events[events.length - 1]!.seq : state.nextSeq - 1;
+    if (state.exited && state.exitSeq > afterSeq && state.exitSeq <= through) events.push({ kind: "exited", seq: state.exitSeq, exitCode: state.exitCode });
+    if (state.closed && state.closedSeq > afterSeq && state.closedSeq <= through) events.push({ kind: "closed", seq: state.closedSeq });
+    events.sort((a, b) => a.seq - b.seq);
+    return { events, gap, caughtUp: events.length === 0 && this.seqCounter <= state.nextSeq };
+  }
+
   /** What a read returns once the host forgot the process (nothing retained). */
   private emptyRead(): ReadResult {
     return {

@@ -12,7 +12,7 @@ import type { MethodFamily, RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
-import type { SessionRegistry } from "../session/session-registry.js";
+import type { Caller, SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
 import type { ProcessHost } from "../host/process-host.js";
@@ -28,13 +28,14 @@ import {
   parseFrame,
 } from "./envelope.js";
 import { InboundGate } from "./inbound-gate.js";
+import type { ObserverLink, ObserverPort } from "./observer-link.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
-import { Utf8Text, type MessageTransport } from "./transport.js";
+import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
@@ -53,8 +54,14 @@ export interface PeerDescription {
   readonly transport: string;
   /** "127.0.0.1:39788" for a WebSocket peer; absent for stdio. */
   readonly address?: string;
-  /** Who the per-client quotas count this connection's sessions against (token and address). */
+  /**
+   * The connection's identity key (one opaque string the auth layer computes
+   * at the handshake): it owns the sessions it creates, and the per-client
+   * quotas count them against it.
+   */
   readonly client?: string;
+  /** Its credential has observer rights (--observer-token-file): it may list and observe every session. */
+  readonly observesAll?: boolean;
 }
 
 export class Connection implements SessionSink {
@@ -85,6 +92,8 @@ export class Connection implements SessionSink {
   private readonly inbound: InboundGate;
   /** A resume with cursors whose replay the socket has not taken all of yet. */
   private replayer: Replay | undefined;
+  /** Set when this connection observes a session (read-only) instead of holding one. */
+  private follower: ObserverLink | undefined;
 
   constructor(
     private readonly socket: MessageTransport,
@@ -116,6 +125,7 @@ export class Connection implements SessionSink {
       this.replyBudget.recheck();
       // Runs inside the outbound's send loop: a failure here ends this connection only.
       if (this.replayer) this.guarded(() => this.replayer?.pump());
+      if (this.follower) this.guarded(() => this.follower?.pump());
     };
     this.handshakeTimer = setTimeout(() => {
       deps.log.info("no initialize in time; closing the connection");
@@ -141,9 +151,19 @@ export class Connection implements SessionSink {
     return this.currentSession;
   }
 
-  /** The client this connection's sessions are counted against. */
+  /** The connection's identity key: who owns the sessions it creates, and whose quotas count them. */
   get client(): string {
     return this.peer.client ?? this.peer.transport;
+  }
+
+  /** Who is asking, for what the registry lets it see and observe. */
+  get caller(): Caller {
+    return { client: this.client, observesAll: this.peer.observesAll ?? false };
+  }
+
+  /** An observer may read, never act: anything else is refused with -32013. */
+  assertMayCall(method: string): void {
+    this.follower?.refuseUnlessAllowed(method);
   }
 
   /** Aborted when the socket closes: long-polls return at once. */
@@ -186,6 +206,36 @@ export class Connection implements SessionSink {
     clearTimeout(this.handshakeTimer);
   }
 
+  /**
+   * What an observer's follower (observer-link.ts, loaded only by a
+   * connection that observes) needs of this connection: room on its socket,
+   * a way to send, its dialect, and its end.
+   */
+  observerPort(): ObserverPort {
+    return {
+      hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
+      send: (frame) => this.send(frame),
+      dialect: () => ({ binary: this.binaryOutput, jsonrpc: this.jsonrpc }),
+      recordOf: (process) => this.currentSession?.recordOf(process),
+      guarded: (task) => this.guarded(task),
+      close: (code, reason) => {
+        this.deps.log.info("the observed session ended; closing its observer");
+        this.closeWith(code, reason);
+      },
+    };
+  }
+
+  /**
+   * Called by `initialize` once the registry let `link` observe `session`.
+   * After the reply, every process is followed: from its cursor where
+   * `cursors` names it, else from the start of its retained output.
+   */
+  bindObserved(session: Session, link: ObserverLink): (cursors: Readonly<Record<string, number>>) => void {
+    this.bindSession(session);
+    this.follower = link;
+    return (cursors) => link.followAll(session, cursors);
+  }
+
   /** Counts a waiting process/read against the connection's limit; call the result when it returns. */
   beginLongPoll(): () => void {
     if (this.longPolls >= this.deps.config.maxLongPolls) {
@@ -219,8 +269,9 @@ export class Connection implements SessionSink {
     return options.ackWindowBytes ? this.outbound.enableAcks(options.ackWindowBytes) : undefined;
   }
 
-  /** Credit flow control: the client consumed `bytes` of a process's output. */
+  /** Credit flow control: the client consumed `bytes` of a process's output. An observer's output is never held for credit. */
   ack(processId: string, bytes: number): void {
+    if (this.follower) return;
     const process = this.currentSession?.find(processId);
     if (process) this.outbound.ack(process, bytes);
   }
@@ -299,7 +350,7 @@ export class Connection implements SessionSink {
     this.deps.pollAfterInput.answered(process);
   }
 
-  private send(frame: string): void {
+  private send(frame: OutgoingMessage): void {
     this.outbound.sendControl(frame);
   }
 
@@ -464,6 +515,7 @@ export class Connection implements SessionSink {
   private onClose(): void {
     this.inbound.close();
     this.replayer?.close();
+    this.follower?.stop();
     clearTimeout(this.handshakeTimer);
     clearTimeout(this.idleTimer);
     this.stopHeartbeat();
@@ -472,8 +524,9 @@ export class Connection implements SessionSink {
       this.closing.abort();
       this.resources.disposeAll();
     } finally {
-      // Whatever failed above, the session is freed for a resume.
-      if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
+      // Whatever failed above, the session is freed for a resume (an observer only stops observing).
+      if (this.follower) this.currentSession?.removeObserver(this.follower.observer);
+      else if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
     }
   }
 }

@@ -1,7 +1,8 @@
 /**
  * From a request's method name to its handler: unknown method (-32601),
- * handshake order (-32600, upstream's message per method family), then params
- * against the method's schema (-32602).
+ * params against the method's schema (-32602), handshake order (-32600,
+ * upstream's message per method family), then, on an observer's connection,
+ * whether an observer may call it (-32013).
  */
 import { ErrorCode } from "@execmux/shared/errors";
 import type { RequestMethod } from "@execmux/shared";
@@ -26,6 +27,7 @@ export async function dispatch(connection: Connection, method: string, params: u
   await validateParams(method as RequestMethod, checked);
   const family = spec.family;
   const session = family === null ? undefined : connection.requireInitialized(family);
+  connection.assertMayCall(method as RequestMethod);
   const found = handlerOf(method as RequestMethod);
   const handler = typeof found === "function" ? found : await found;
   return handler(checked, { connection, session, ...scope });

@@ -30,7 +30,7 @@ export interface ReplaySink {
 }
 
 /** Output fetched from the host at a time for one process. */
-const BATCH_BYTES = 256 * 1024;
+export const BATCH_BYTES = 256 * 1024;
 
 interface ReplayCursor {
   readonly process: ManagedProcess;
@@ -101,18 +101,9 @@ export class Replay {
   private fetch(cursor: ReplayCursor): void {
     cursor.fetching = true;
     const { process } = cursor;
-    const after = cursor.seq;
-    process.read(after, BATCH_BYTES).then(
-      ({ state, gap, chunks }) => {
+    process.readEvents(cursor.seq, BATCH_BYTES).then(
+      ({ events, gap, caughtUp }) => {
         if (this.closed || !this.replaying.has(process)) return;
-        const events: ProcessEvent[] = chunks.map((chunk) => ({ kind: "output", seq: chunk.seq, stream: chunk.stream, data: chunk.data }));
-        const through = events.length > 0 ? events[events.length - 1]!.seq : state.nextSeq - 1;
-        // The exit and the close, in their places among the output.
-        if (state.exited && state.exitSeq > after && state.exitSeq <= through) events.push({ kind: "exited", seq: state.exitSeq, exitCode: state.exitCode });
-        if (state.closed && state.closedSeq > after && state.closedSeq <= through) events.push({ kind: "closed", seq: state.closedSeq });
-        events.sort((a, b) => a.seq - b.seq);
-        // Caught up: nothing left in the host after the cursor, and nothing newer heard of meanwhile.
-        const caughtUp = events.length === 0 && process.nextSeq <= state.nextSeq;
         // In place before anything below sends a frame: a send pumps, and must find this batch, not fetch again.
         cursor.batch = events;
         cursor.fetching = false;

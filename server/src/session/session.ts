@@ -3,6 +3,7 @@
  * is attached. When the socket drops the processes keep running and their
  * output keeps being retained, so a later connection can resume.
  */
+import type { ProcessOrigin } from "@execmux/shared";
 import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
@@ -16,12 +17,64 @@ export interface SessionSink {
   evicted(): void;
 }
 
+/**
+ * A connection that follows the session read-only (rpc/session-follower.ts).
+ * It is told of events, never waited for: it reads them from each process's
+ * log at its own pace, so it cannot hold a process back.
+ */
+export interface SessionObserver {
+  /** A process the session just committed (it may already have output). */
+  processStarted(process: ManagedProcess): void;
+  /** Something new is in the process's log (or it exited, or closed). */
+  processEvent(process: ManagedProcess, event: ProcessEvent): void;
+  /** The session ended: nothing more will come. */
+  sessionEnded(): void;
+}
+
+/** How long a session lives once no connection holds it (initialize's detachedTtlMs and keepWhileRunning). */
+export interface SessionLifetime {
+  /** How long it waits for a resume before its processes are terminated. */
+  readonly detachedTtlMs: number;
+  /** While detached it does not expire as long as any of its processes runs; the TTL counts from the last exit. */
+  readonly keepWhileRunning: boolean;
+}
+
+/** What the registry hears from a session. */
+export interface SessionEvents {
+  /** The last running process of the session exited (a lasting session's TTL may start). */
+  allExited(session: Session): void;
+}
+
+/** How a process was started, for listings and observers: `ProcessOrigin` plus when it exited. */
+export interface ProcessRecord extends ProcessOrigin {
+  exitedAt: number | null;
+}
+
+/** A listing or observer carries at most this much of a process's argv (a start may carry a megabyte). */
+const ARGV_SUMMARY_ENTRIES = 64;
+const ARGV_SUMMARY_CHARS = 4096;
+
+/** The argv as listings show it: at most 64 entries and 4,096 characters in all. */
+export function summarizeArgv(argv: readonly string[], startedAt: number): ProcessOrigin {
+  const kept: string[] = [];
+  let room = ARGV_SUMMARY_CHARS;
+  for (const argument of argv.slice(0, ARGV_SUMMARY_ENTRIES)) {
+    if (room <= 0) break;
+    kept.push(argument.slice(0, room));
+    room -= argument.length;
+  }
+  const truncated = kept.length < argv.length || room < 0;
+  return { argv: kept, argvTruncated: truncated, startedAt };
+}
+
 export interface SessionLimits {
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
   readonly maxClosedProcessesPerSession: number;
   /** Processes running in the whole daemon (starting, running or not yet closed). */
   readonly countAllProcesses: () => number;
+  /** After an expiry's SIGTERM, how long until SIGKILL. */
+  readonly killGraceMs: number;
 }
 
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
@@ -35,6 +88,14 @@ export interface SessionHolder {
 
 export class Session {
   private readonly processes = new Map<string, ManagedProcess | typeof STARTING>();
+  /** How each started process was started (weak: an observer behind may still announce a forgotten one). */
+  private readonly records = new WeakMap<ManagedProcess, ProcessRecord>();
+  private readonly observers = new Set<SessionObserver>();
+  readonly createdAt = Date.now();
+  /** When the last connection left (undefined while one holds it). */
+  detachedAt: number | undefined;
+  /** When it expires unless resumed (undefined while attached or kept for a running process). */
+  expiresAt: number | undefined;
   /** Closed processes still readable, oldest close first: the first to be forgotten. */
   private readonly closed = new Set<ManagedProcess>();
   private sink: SessionSink | undefined;
@@ -44,13 +105,21 @@ export class Session {
 
   constructor(
     readonly id: string,
-    /** Who created it (token and address, see daemon.ts): the per-client quotas count it there. */
+    /**
+     * The identity key of the connection that created it (one opaque string
+     * from the auth layer, see daemon.ts): it owns the session (only it may
+     * resume it), and the per-client quotas count it there.
+     */
     readonly client: string,
+    /** Creation order, for listing pages. */
+    readonly serial: number,
+    public lifetime: SessionLifetime,
     private readonly closedRetentionMs: number,
     readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly limits: SessionLimits,
     private readonly host: ProcessHost,
+    private readonly events: SessionEvents,
   ) {}
 
   /** Processes of this session, running or retained. */
@@ -76,9 +145,34 @@ export class Session {
     return this.sink ? this.heldBy : undefined;
   }
 
+  /** The clientName of the connection that held it last (or holds it now). */
+  get lastClientName(): string {
+    return this.heldBy?.clientName ?? "";
+  }
+
   attach(sink: SessionSink, clientName: string): void {
     this.sink = sink;
     this.heldBy = { clientName, since: Date.now() };
+    this.detachedAt = undefined;
+    this.expiresAt = undefined;
+  }
+
+  /** Starts telling `observer` of processes and events (an ended session is no longer in the registry to be observed). */
+  addObserver(observer: SessionObserver): void {
+    this.observers.add(observer);
+  }
+
+  removeObserver(observer: SessionObserver): void {
+    this.observers.delete(observer);
+  }
+
+  get observerCount(): number {
+    return this.observers.size;
+  }
+
+  /** How the process was started (and when it exited), while the session keeps it. */
+  recordOf(process: ManagedProcess): ProcessRecord | undefined {
+    return this.records.get(process);
   }
 
   detach(sink: SessionSink): void {
@@ -125,8 +219,10 @@ export class Session {
     if (this.processes.get(processId) === STARTING) this.processes.delete(processId);
   }
 
-  commit(process: ManagedProcess): void {
+  /** The spawn succeeded: the process is the session's, and observers hear of it. */
+  commit(process: ManagedProcess, origin: ProcessOrigin): void {
     this.processes.set(process.processId, process);
+    this.records.set(process, { ...origin, exitedAt: null });
     // The host's retention budget may forget it once closed: its id is free again then.
     process.onForgotten = () => {
       if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
@@ -134,6 +230,7 @@ export class Session {
     };
     this.metrics.processesActive.inc();
     this.metrics.processesStarted.inc(process.tty ? "true" : "false");
+    for (const observer of this.observers) observer.processStarted(process);
   }
 
   /** The process, or upstream's -32600 for an unknown or still-starting id. */
@@ -161,7 +258,10 @@ export class Session {
 
   /** Called by every process of this session for every event. */
   readonly onProcessEvent = (process: ManagedProcess, event: ProcessEvent): void => {
+    // An ended session's processes are the host's to finish (end() counted them).
+    if (this.ended) return;
     this.sink?.processEvent(process, event);
+    for (const observer of this.observers) observer.processEvent(process, event);
     if (event.kind === "output") this.metrics.outputBytes.inc(event.stream, event.data.length);
     if (event.kind === "exited") {
       this.metrics.processesActive.dec();
@@ -169,6 +269,9 @@ export class Session {
       this.log.info({ processId: process.processId, exitCode: event.exitCode, signal }, "process exited");
       const reason = signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
       this.metrics.processesExited.inc(reason);
+      const record = this.records.get(process);
+      if (record) record.exitedAt = Date.now();
+      if (this.allExited) this.events.allExited(this);
     }
     if (event.kind === "closed") this.retainClosed(process);
   };
@@ -186,23 +289,38 @@ export class Session {
       return;
     }
     this.closed.add(process);
-    setTimeout(() => this.forget(process), this.closedRetentionMs).unref();
+    // A lasting session keeps what its processes ended with until it ends
+    // (within the count below and the retention budget): a job detached
+    // yesterday still shows its exit code.
+    if (!this.lifetime.keepWhileRunning) setTimeout(() => this.forget(process), this.closedRetentionMs).unref();
     while (this.closed.size > this.limits.maxClosedProcessesPerSession) {
       this.forget(this.closed.values().next().value!);
     }
   }
 
   /**
-   * The session expired: the host kills every process tree of it at once,
-   * with what closed processes left behind, and forgets them all.
+   * The session ended: every process still running gets SIGTERM (to its
+   * whole tree), and after the kill grace the host SIGKILLs whatever of the
+   * session is left, what closed processes left behind included, and
+   * forgets it all. Returns how many processes were still running.
    */
-  end(): void {
+  end(): number {
     this.ended = true;
-    for (const process of this.list()) if (!process.exited) this.metrics.processesActive.dec();
-    const handles = this.list().flatMap((process) => (process.hostHandle === undefined ? [] : [process.hostHandle]));
-    this.host.dropSession(this.id, handles);
+    const processes = this.list();
+    const running = processes.filter((process) => !process.exited);
+    for (const process of running) {
+      this.metrics.processesActive.dec();
+      void process.terminate();
+    }
+    const handles = processes.flatMap((process) => (process.hostHandle === undefined ? [] : [process.hostHandle]));
+    const drop = () => this.host.dropSession(this.id, handles);
+    if (running.length === 0) drop();
+    else setTimeout(drop, this.limits.killGraceMs).unref();
     this.processes.clear();
     this.closed.clear();
+    for (const observer of [...this.observers]) observer.sessionEnded();
+    this.observers.clear();
+    return running.length;
   }
 
   /** True once no process of this session is still running. */

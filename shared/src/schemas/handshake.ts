@@ -28,6 +28,21 @@ export const InitializeParamsSchema = Type.Object(
      * While several processes of the socket send output, the window is the
      * smaller `sharedAckWindowBytes` of the reply. */
     ackWindowBytes: Opt(Type.Integer({ minimum: 1024 })),
+    /** Extension: follow this session read-only instead of creating or
+     * resuming one (docs/sessions.md). Only the session's own identity, or a
+     * credential with observer rights, may; to anyone else the session is
+     * unknown. With `cursors`, each named process follows from its cursor;
+     * every other from the start of its retained output. */
+    observeSessionId: Opt(SessionIdSchema),
+    /** Extension: how long the session waits for a resume once no
+     * connection holds it, before its processes get SIGTERM (then SIGKILL
+     * after the daemon's kill grace). Capped at the daemon's
+     * --max-session-ttl-ms; absent: the daemon's --session-ttl-ms. */
+    detachedTtlMs: Opt(Type.Integer({ minimum: 0 })),
+    /** Extension: while no connection holds the session, it does not expire
+     * as long as any of its processes runs; the TTL counts from the last one's
+     * exit. Counted against --max-lasting-sessions-per-client. */
+    keepWhileRunning: Opt(Type.Boolean()),
   }
 );
 export const InitializeResultSchema = Type.Object({
@@ -43,6 +58,10 @@ export const InitializeResultSchema = Type.Object({
   sharedAckWindowBytes: Type.Optional(Type.Integer()),
   /** What `environment/info` answers; today's Codex reads it here and asks nothing more. */
   environmentInfo: EnvironmentInfoSchema,
+  /** Extension, only when the client sent `detachedTtlMs` or `keepWhileRunning`
+   * (or observes): the session's lifetime as the daemon applies it. */
+  detachedTtlMs: Type.Optional(Type.Integer()),
+  keepWhileRunning: Type.Optional(Type.Boolean()),
 });
 
 

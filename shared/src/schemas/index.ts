@@ -4,3 +4,4 @@ export * from "./fs.js";
 export * from "./handshake.js";
 export * from "./http.js";
 export * from "./process.js";
+export * from "./session.js";

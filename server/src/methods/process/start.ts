@@ -8,6 +8,7 @@ import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
+import { summarizeArgv } from "../../session/session.js";
 import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -86,6 +87,7 @@ async function start(
     const arg0 = params.arg0 ?? program;
     // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
     const wrapped = sandbox?.wrap?.(params.argv, params.arg0 ?? undefined);
+    const origin = summarizeArgv(params.argv, Date.now());
     const stopTimer = session.metrics.spawnDuration.startTimer(tty ? "true" : "false");
     const started = await host.start({
       sessionId: session.id,
@@ -100,11 +102,12 @@ async function start(
       rows: params.rows ?? DEFAULT_ROWS,
       sandboxed: wrapped !== undefined,
       networkSandbox: wrapped !== undefined && !sandbox!.policy.isolateNetwork,
-      meta: Buffer.from(JSON.stringify({ argv: params.argv })),
+      // Kept by the host for listings after a daemon restart.
+      meta: Buffer.from(JSON.stringify(origin)),
     }, managed.hostEvents);
     stopTimer();
     managed.attach(started.handle, started.pid, started.startEpochMs);
-    session.commit(managed);
+    session.commit(managed, origin);
     afterReply(() => managed.announce());
     log.info({ processId: params.processId, argv0: program, tty, pid: started.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
