@@ -21,9 +21,10 @@ import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
+import type { LaunchedHost } from "./host/host-launch.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
-export { persistentHost } from "./runtime.js";
+export { persistentHost } from "./host/host-launch.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { onClientSocketError, SHUTDOWN_CLOSE } from "./transport/websocket-transport.js";
 
@@ -64,14 +65,15 @@ type Verdict =
   | { readonly allowed: true; readonly client: string; readonly observesAll: boolean }
   | { readonly allowed: false; readonly status: number; readonly message: string };
 
-export async function startDaemon(config: Config): Promise<Daemon> {
+/** `launched`: the process host `execmux serve` already set about finding or starting (else it is done here). */
+export async function startDaemon(config: Config, launched?: Promise<LaunchedHost>): Promise<Daemon> {
   const { host, port, tls, wsAuth } = checkListenerSettings(config);
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
   let tokens: TokenStore | undefined;
   let observerTokens: TokenStore | undefined;
   const log = createLogger(config, () => [...(tokens?.formsToRedact ?? []), ...(observerTokens?.formsToRedact ?? [])]);
   // The process host starts while the rest is set up: it is the longest step, and needs nothing below.
-  const opening = openRuntime(config, log);
+  const opening = openRuntime(config, log, undefined, launched);
   opening.catch(() => undefined);
 
   tokens = new TokenStore(config.token, config.tokenFile, (count, error) =>

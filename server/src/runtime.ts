@@ -9,7 +9,7 @@ import type { Logger } from "./logger.js";
 import type { WebSocket } from "ws";
 import { daemonFiles, type Config } from "./config.js";
 import { ProcessHost } from "./host/process-host.js";
-import { hostSocketPath, stateDirectory } from "./host/state-directory.js";
+import { launchHost, launchOptions, persistentHost, type LaunchedHost } from "./host/host-launch.js";
 import { Metrics } from "./metrics.js";
 import { ManagedProcess } from "./process/managed-process.js";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
@@ -34,16 +34,6 @@ export interface Runtime {
   leave(): void;
 }
 
-/**
- * Whether the host outlives this daemon: `execmux serve` on a fixed
- * address, which a restart with the same command finds again. A port-0
- * daemon, stdio and `--process-host in-process` keep a host of their own
- * that ends with them.
- */
-export function persistentHost(config: Config): boolean {
-  return config.processHost === "separate" && /^wss?:\/\//.test(config.listen) && !/:0\/?$/.test(config.listen);
-}
-
 /** How a kept process was started, from what start.ts gave the host to keep (an unreadable record: nothing known). */
 function originOf(meta: Buffer, startedAt: number): ProcessOrigin {
   try {
@@ -55,18 +45,21 @@ function originOf(meta: Buffer, startedAt: number): ProcessOrigin {
   return { argv: [], argvTruncated: true, startedAt };
 }
 
-export async function openRuntime(config: Config, log: Logger, persistent = persistentHost(config)): Promise<Runtime> {
+/**
+ * The runtime over the process host that `launched` found or started
+ * (`execmux serve` starts it before it loads the daemon); one is found or
+ * started now if not given.
+ */
+export async function openRuntime(config: Config, log: Logger, persistent = persistentHost(config), launched?: Promise<LaunchedHost>): Promise<Runtime> {
   const metrics = new Metrics();
-  const host = await ProcessHost.open({
-    socketPath: persistent ? hostSocketPath(stateDirectory(config.stateDirectory), config.listen) : undefined,
-    containment: config.processContainment,
-    pidNamespace: config.spawnerPidNamespace,
-    pidsMax: 0,
+  const options = {
+    ...launchOptions(config, persistent),
     retainedBytes: config.retainedBytes,
     retentionBudget: config.maxRetainedBytesTotal,
     killGraceMs: config.killGraceMs,
-    log: (level, message) => log[level]({ component: "process host" }, message),
-  });
+    log: (level: "debug" | "info" | "warn" | "error", message: string) => log[level]({ component: "process host" }, message),
+  };
+  const host = await ProcessHost.open(options, launched ?? launchHost(options));
   const { info } = host;
   log.info(
     { processContainment: info.containment, pidNamespace: info.pidNamespace, host: info.pid, found: !info.started && persistent },

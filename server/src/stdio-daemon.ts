@@ -11,6 +11,7 @@
  * exits, as upstream's does: nothing is left behind, and there is no one to
  * resume the session.
  */
+import type { LaunchedHost } from "./host/host-launch.js";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "./logger.js";
 import { wsAuthSettings } from "./auth/ws-auth.js";
@@ -52,14 +53,16 @@ function refuseListenerOptions(config: Config): void {
   }
 }
 
+/** `launched`: the private process host `execmux serve` already started (else it is started here). */
 export async function startStdioDaemon(
   config: Config,
+  launched?: Promise<LaunchedHost>,
   io: { input: Readable; output: Writable } = { input: process.stdin, output: process.stdout },
 ): Promise<StdioDaemon> {
   refuseListenerOptions(config);
   const log = createLogger(config);
   // Nobody could resume this session: the process host ends with the daemon.
-  const runtime = await openRuntime(config, log, false);
+  const runtime = await openRuntime(config, log, false, launched);
 
   const transport = new StdioTransport(io.input, io.output, config.maxMessageBytes);
   const ended = new Promise<void>((resolve) => transport.onClose(resolve));

@@ -12,6 +12,7 @@
  */
 import { ConfigError, isStdioListen, loadConfig } from "../config.js";
 import type { Daemon } from "../daemon.js";
+import { launchHost, launchOptions, persistentHost } from "../host/host-launch.js";
 import { unknownVariableWarnings } from "../unknown-variables.js";
 
 export async function serveCommand(argv: string[]): Promise<void> {
@@ -50,8 +51,12 @@ export async function serveCommand(argv: string[]): Promise<void> {
   process.on("SIGUSR2", () => onHandOver());
   process.stdout.on("error", () => undefined); // a reader gone does not stop the daemon
 
+  // The process host starts now, while the rest of the daemon loads: a client's first process waits for both.
+  const launched = launchHost(launchOptions(config, isStdioListen(config.listen) ? false : undefined));
+  launched.catch(() => undefined); // the daemon reports it where it waits for the host
+
   if (isStdioListen(config.listen)) {
-    const stdio = await (await import("../stdio-daemon.js")).startStdioDaemon(config);
+    const stdio = await (await import("../stdio-daemon.js")).startStdioDaemon(config, launched);
     daemon = stdio;
     for (const warning of warnings) stdio.log.warn(warning);
     // A hung-up terminal, like the end of stdin, means the client is gone.
@@ -59,8 +64,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
     void stdio.ended.then(() => shutdown("end of the stdio connection"));
     return;
   }
-  const { startDaemon, persistentHost } = await import("../daemon.js");
-  const listening = await startDaemon(config);
+  const { startDaemon } = await import("../daemon.js");
+  const listening = await startDaemon(config, launched);
   daemon = listening;
   const host = listening.runtime.host;
   onHandOver = () => {

@@ -9,25 +9,16 @@
  * 0, stdio, `--process-host in-process`, tests) is the daemon's child over a
  * socketpair and ends with it.
  */
-import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { constants } from "node:os";
-import type { Readable } from "node:stream";
 import type { OutputGap, OutputStream } from "@execmux/shared";
 import { HostLink } from "./host-link.js";
 import { LINK_VERSION, Msg, Reader, StartFlag, Writer } from "./link-codec.js";
-import { hostBinary } from "./native-binary.js";
+import { launchHost, type LaunchedHost, type LaunchOptions } from "./host-launch.js";
 
 export { HostGone, HostRefusal } from "./host-link.js";
 
-export interface ProcessHostOptions {
-  /** Where a persistent host listens (and its crash log beside it); undefined: a private host. */
-  readonly socketPath: string | undefined;
-  readonly containment: "auto" | "cgroup" | "process-tree";
-  readonly pidNamespace: "auto" | "on" | "off";
-  /** A session's fork bound (pids.max of its cgroup); 0: none. */
-  readonly pidsMax: number;
+export interface ProcessHostOptions extends LaunchOptions {
   readonly retainedBytes: number;
   readonly retentionBudget: number;
   readonly killGraceMs: number;
@@ -159,39 +150,6 @@ function readState(reader: Reader): ProcessState {
   return { nextSeq, exited, exitCode, signal, exitSeq, closed, closedSeq, sandboxDenied, firstRetainedSeq, retainedBytes, startEpochMs, reaped, pid };
 }
 
-/** Reads the host's first line on its ready descriptor: "ready PID", or "busy" (another host serves this address). */
-function readyLine(stream: Readable): Promise<string> {
-  return new Promise((resolve) => {
-    let text = "";
-    const done = () => resolve(text.trim());
-    stream.on("data", (data: Buffer) => {
-      text += data.toString("latin1");
-      if (text.includes("\n")) {
-        stream.removeListener("end", done);
-        stream.destroy();
-        done();
-      }
-    });
-    stream.once("end", done);
-    stream.once("error", done);
-  });
-}
-
-function connectSocket(path: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(path);
-    socket.once("connect", () => {
-      socket.removeListener("error", reject);
-      resolve(socket);
-    });
-    socket.once("error", reject);
-  });
-}
-
-function hostArguments(options: ProcessHostOptions): string[] {
-  return ["--containment", options.containment, "--pid-namespace", options.pidNamespace, "--pids-max", String(options.pidsMax)];
-}
-
 export class ProcessHost {
   private readonly processes = new Map<number, ProcessEvents>();
   private restoredSessions: RestoredSession[] = [];
@@ -208,35 +166,9 @@ export class ProcessHost {
     private link: HostLink,
   ) {}
 
-  /** Finds the host (persistent) or starts it, and says hello; what it kept is in `restored`. */
-  static async open(options: ProcessHostOptions): Promise<ProcessHost> {
-    const binary = hostBinary();
-    if (options.socketPath === undefined) {
-      const child = spawn(binary, ["--fd", "3", "--ready-fd", "4", ...hostArguments(options)], { stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"] });
-      child.on("error", () => undefined);
-      const socket = child.stdio[3] as Socket;
-      const ready = await readyLine(child.stdio[4] as Readable);
-      if (!ready.startsWith("ready")) throw new Error(`the process host did not start (${binary})`);
-      child.unref();
-      return ProcessHost.greet(options, socket, false);
-    }
-    const path = options.socketPath;
-    let started = false;
-    let socket: Socket;
-    try {
-      socket = await connectSocket(path);
-    } catch {
-      // None answers: start one (another daemon may be starting one too: then ours says "busy" and we connect to theirs).
-      const log = openSync(`${path}.log`, "a", 0o600);
-      const child = spawn(binary, ["--socket", path, "--ready-fd", "3", ...hostArguments(options)], { detached: true, stdio: ["ignore", "ignore", log, "pipe"] });
-      closeSync(log);
-      child.on("error", () => undefined);
-      const ready = await readyLine(child.stdio[3] as Readable);
-      child.unref();
-      if (!ready.startsWith("ready") && ready !== "busy") throw new Error(`the process host did not start (${binary}; see ${path}.log)`);
-      started = ready.startsWith("ready");
-      socket = await connectSocket(path);
-    }
+  /** Says hello to a host that launchHost found or started; what it kept is in `restored`. */
+  static async open(options: ProcessHostOptions, launched: Promise<LaunchedHost> = launchHost(options)): Promise<ProcessHost> {
+    const { socket, started } = await launched;
     return ProcessHost.greet(options, socket, started);
   }
 
