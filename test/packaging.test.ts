@@ -14,6 +14,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 interface Manifest {
   name: string;
   private?: boolean;
+  license?: string;
   main?: string;
   types?: string;
   bin?: Record<string, string>;
@@ -46,6 +47,13 @@ describe.each(["shared", "client-sdk", "server"])("npm pack of %s", (workspace) 
     expect(manifest.name).toMatch(/^@execmux\//);
     expect(manifest.private).toBeUndefined();
     expect(manifest.publishConfig?.access).toBe("public");
+  });
+
+  it("has a license (the repository's) and a README of its own in the tarball", () => {
+    expect(manifest.license).toBe("MIT");
+    expect(files).toEqual(expect.arrayContaining(["LICENSE", "README.md"]));
+    expect(readFileSync(`${root}${workspace}/LICENSE`, "utf8")).toBe(readFileSync(`${root}LICENSE`, "utf8"));
+    expect(readFileSync(`${root}${workspace}/README.md`, "utf8")).toContain(`# ${manifest.name}\n`);
   });
 
   it("contains every file its manifest names", () => {
