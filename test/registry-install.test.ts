@@ -9,28 +9,25 @@
  * installed types and runs with `npx tsx`, as the README says.
  * Slow (an `npm install`, from the npm cache where it can).
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { freePort } from "./helpers/free-port.js";
 import { isRunning } from "./helpers/procfs.js";
-// @ts-expect-error: a plain .mjs script without types; only its constants are used.
-import { VERDACCIO_VERSION, verdaccioBin } from "../scripts/ensure-verdaccio.mjs";
+import { publishPackages, startRegistry } from "./helpers/registry.js";
 
 const repository = fileURLToPath(new URL("..", import.meta.url));
 /** A bound, not an expectation: the install builds node-pty, a minute or more on a busy 2-core machine. */
 const INSTALL_TIMEOUT_MS = 480_000;
 const DEFAULT_URL = "ws://127.0.0.1:7373";
-const PACKAGES = ["shared", "client-sdk", "server"] as const;
 
 let workspace: string;
 let app: string;
-let registry: string;
-let verdaccio: ChildProcess | undefined;
+let registryUrl: string;
+let stopRegistry: (() => void) | undefined;
 let install: { code: number | null; stdout: string; stderr: string };
 const started: ChildProcess[] = [];
 
@@ -59,69 +56,22 @@ function sdkExample(): string {
   return example;
 }
 
-/** Verdaccio on a loopback port: @execmux/* from its own storage, published by an account made here. */
-async function startRegistry(): Promise<{ url: string; token: string }> {
-  const bin = verdaccioBin as string;
-  if (!existsSync(bin)) throw new Error(`verdaccio ${VERDACCIO_VERSION as string} is missing at ${bin}: run node scripts/ensure-verdaccio.mjs (npm test does)`);
-  const directory = join(workspace, "registry");
-  mkdirSync(directory);
-  const port = await freePort();
-  writeFileSync(
-    join(directory, "config.yaml"),
-    [
-      `storage: ${join(directory, "storage")}`,
-      `auth: { htpasswd: { file: ${join(directory, "htpasswd")} } }`,
-      "web: { enable: false }",
-      "packages:",
-      "  '@execmux/*': { access: $all, publish: $authenticated }",
-      "log: { type: stdout, format: json, level: error }",
-      "",
-    ].join("\n"),
-  );
-  verdaccio = spawn(process.execPath, [bin, "--config", join(directory, "config.yaml"), "--listen", `127.0.0.1:${port}`], { env: env(), stdio: ["ignore", "ignore", "pipe"] });
-  const url = `http://127.0.0.1:${port}/`;
-  await vi.waitFor(async () => expect((await fetch(`${url}-/ping`)).status).toBe(200), { timeout: 30_000, interval: 200 });
-  // What `npm adduser` sends.
-  const response = await fetch(`${url}-/user/org.couchdb.user:release`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name: "release", password: "release-password" }),
-  });
-  const { token } = (await response.json()) as { token: string };
-  return { url, token };
-}
-
-/** A project's .npmrc that takes the @execmux scope from the registry (and may publish there). */
-function npmrc(directory: string, url: string, token: string): void {
-  mkdirSync(directory, { recursive: true });
-  writeFileSync(join(directory, ".npmrc"), `@execmux:registry=${url}\n${url.replace(/^http:/, "")}:_authToken=${token}\n`);
-}
-
 beforeAll(async () => {
   workspace = mkdtempSync(join(tmpdir(), "execmux-registry-"));
-  const { url, token } = await startRegistry();
-  registry = url;
-
-  const release = join(workspace, "release");
-  npmrc(release, url, token);
-  const packed = JSON.parse(
-    execFileSync("npm", ["pack", "--json", "--pack-destination", release, ...PACKAGES.flatMap((name) => ["--workspace", name])], { cwd: repository, encoding: "utf8", env: env() }),
-  ) as { filename: string }[];
-  expect(packed.length).toBe(PACKAGES.length);
-  for (const { filename } of packed) {
-    const published = await run("npm", ["publish", join(release, filename), "--registry", url], release);
-    expect(published.code, published.stderr).toBe(0);
-  }
+  const registry = await startRegistry(join(workspace, "registry"), env());
+  stopRegistry = registry.stop;
+  registryUrl = registry.url;
+  publishPackages(registry, join(workspace, "release"), env());
 
   app = join(workspace, "app");
-  npmrc(app, url, token);
+  registry.npmrc(app);
   install = await run("npm", ["install", "@execmux/client", "@execmux/server"], app);
   expect(install.code, install.stderr).toBe(0);
 }, INSTALL_TIMEOUT_MS);
 
 afterAll(() => {
   for (const child of started) if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGKILL");
-  verdaccio?.kill("SIGKILL");
+  stopRegistry?.();
   if (workspace) rmSync(workspace, { recursive: true, force: true });
 });
 
@@ -135,7 +85,7 @@ describe("@execmux/client and @execmux/server installed from a registry into an 
     }
     const lock = JSON.parse(readFileSync(join(app, "package-lock.json"), "utf8")) as { packages: Record<string, unknown> };
     expect(Object.keys(lock.packages)).toEqual(expect.arrayContaining(["node_modules/@execmux/shared", "node_modules/@execmux/client", "node_modules/@execmux/server"]));
-    expect(registry).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(registryUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
   });
 
   it("warns of no engine the supported Node does not meet", () => {
