@@ -92,6 +92,18 @@ describe("@execmux/client and @execmux/server installed from a registry into an 
     expect(install.stderr).not.toContain("EBADENGINE");
   });
 
+  it("asks to approve node-pty's install script, which the README's command does", async () => {
+    expect(install.stderr).toContain("node-pty@");
+    expect(install.stderr).toContain("install scripts not yet covered by allowScripts");
+    const approve = await run("npm", ["install-scripts", "approve", "node-pty"], app);
+    expect(approve.code, approve.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8")) as { allowScripts?: Record<string, boolean> };
+    expect(Object.entries(manifest.allowScripts ?? {})).toEqual([[expect.stringMatching(/^node-pty(@|$)/), true]]);
+    const again = await run("npm", ["install"], app);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain("install scripts not yet covered");
+  });
+
   it("runs `npx execmux serve`, the README's SDK example with `npx tsx` against it, and stops on Ctrl-C", async () => {
     const daemon = spawn("npx", ["execmux", "serve", "--listen", "ws://127.0.0.1:0"], { cwd: app, env: env(), stdio: ["ignore", "pipe", "pipe"], detached: true });
     started.push(daemon);
