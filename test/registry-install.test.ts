@@ -70,7 +70,14 @@ beforeAll(async () => {
 }, INSTALL_TIMEOUT_MS);
 
 afterAll(() => {
-  for (const child of started) if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGKILL");
+  for (const child of started) {
+    if (child.exitCode !== null || child.signalCode !== null || !child.pid) continue;
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // The group has gone already.
+    }
+  }
   stopRegistry?.();
   if (workspace) rmSync(workspace, { recursive: true, force: true });
 });
