@@ -70,6 +70,7 @@ beforeAll(async () => {
 }, INSTALL_TIMEOUT_MS);
 
 afterAll(() => {
+  stopRegistry?.();
   for (const child of started) {
     if (child.exitCode !== null || child.signalCode !== null || !child.pid) continue;
     try {
@@ -78,7 +79,6 @@ afterAll(() => {
       // The group has gone already.
     }
   }
-  stopRegistry?.();
   if (workspace) rmSync(workspace, { recursive: true, force: true });
 });
 

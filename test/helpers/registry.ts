@@ -50,7 +50,12 @@ export async function startRegistry(directory: string, env: NodeJS.ProcessEnv, o
   writeFileSync(join(directory, "config.yaml"), config);
   const child = spawn(process.execPath, [bin, "--config", join(directory, "config.yaml"), "--listen", `127.0.0.1:${port}`], { env, stdio: ["ignore", "ignore", "ignore"] });
   const url = `http://127.0.0.1:${port}/`;
-  await vi.waitFor(async () => expect((await fetch(`${url}-/ping`).catch(() => undefined))?.status).toBe(200), { timeout: 30_000, interval: 200 });
+  try {
+    await vi.waitFor(async () => expect((await fetch(`${url}-/ping`).catch(() => undefined))?.status).toBe(200), { timeout: 30_000, interval: 200 });
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
   // What `npm adduser` sends.
   const response = await fetch(`${url}-/user/org.couchdb.user:release`, {
     method: "PUT",

@@ -39,8 +39,8 @@ beforeAll(async () => {
 }, 1_200_000);
 
 afterAll(() => {
-  for (const name of containers) podman(["rm", "--force", "--time", "0", name]);
   registry?.stop();
+  for (const name of containers) podman(["rm", "--force", "--time", "0", name]);
   if (workspace) rmSync(workspace, { recursive: true, force: true });
 });
 
