@@ -3,6 +3,8 @@
  * themselves. Each ```ts block that starts with an import is compiled (types
  * stripped) and run by Node in the repository, against a daemon on port 0:
  * its URL replaces the default one, the only change made to the example.
+ * A fragment that cannot run by itself (it needs a cluster, say) is fenced
+ * as ```ts fragment, which renders the same.
  */
 import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
