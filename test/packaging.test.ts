@@ -13,7 +13,9 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 
 interface Manifest {
   name: string;
+  version: string;
   private?: boolean;
+  license?: string;
   main?: string;
   types?: string;
   bin?: Record<string, string>;
@@ -46,6 +48,18 @@ describe.each(["shared", "client-sdk", "server"])("npm pack of %s", (workspace) 
     expect(manifest.name).toMatch(/^@execmux\//);
     expect(manifest.private).toBeUndefined();
     expect(manifest.publishConfig?.access).toBe("public");
+  });
+
+  it("has a license (the repository's) and a README of its own in the tarball", () => {
+    expect(manifest.license).toBe("MIT");
+    expect(files).toEqual(expect.arrayContaining(["LICENSE", "README.md"]));
+    expect(readFileSync(`${root}${workspace}/LICENSE`, "utf8")).toBe(readFileSync(`${root}LICENSE`, "utf8"));
+    expect(readFileSync(`${root}${workspace}/README.md`, "utf8")).toContain(`# ${manifest.name}\n`);
+  });
+
+  it("pins its sibling packages at its own version, as they are published together", () => {
+    const siblings = Object.entries(manifest.dependencies ?? {}).filter(([name]) => name.startsWith("@execmux/"));
+    for (const [name, range] of siblings) expect(range, name).toBe(manifest.version);
   });
 
   it("contains every file its manifest names", () => {

@@ -1,19 +1,21 @@
 /**
- * The README's TypeScript examples run as written and exit by themselves.
- * Each ```ts block that starts with an import is compiled (types stripped)
- * and run by Node in the repository, against a daemon on port 0: its URL
- * replaces the default one, the only change made to the example.
+ * The TypeScript examples of the README and docs/ run as written and exit by
+ * themselves. Each ```ts block that starts with an import is compiled (types
+ * stripped) and run by Node in the repository, against a daemon on port 0:
+ * its URL replaces the default one, the only change made to the example.
+ * A fragment that cannot run by itself (it needs a cluster, say) is fenced
+ * as ```ts fragment, which renders the same.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { transformSync } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { startTestDaemon } from "./helpers/daemon.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const examples = [...readme.matchAll(/```ts\n(import [\s\S]*?)```/g)].map((match) => match[1]!);
+const pages = ["README.md", ...readdirSync(`${root}docs`, { recursive: true, encoding: "utf8" }).filter((path) => path.endsWith(".md")).map((path) => `docs/${path}`)];
+const examples = pages.flatMap((page) => [...readFileSync(`${root}${page}`, "utf8").matchAll(/```ts\n(import [\s\S]*?)```/g)].map((match) => ({ page, source: match[1]! })));
 const DEFAULT_URL = "ws://127.0.0.1:7373";
 
 function runExample(source: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -29,13 +31,14 @@ function runExample(source: string): Promise<{ code: number | null; stdout: stri
 
 describe("README examples", () => {
   it("has runnable examples, each naming the default daemon URL", () => {
-    expect(examples.length).toBeGreaterThanOrEqual(2);
-    for (const example of examples) expect(example).toContain(DEFAULT_URL);
+    expect(examples.filter((example) => example.page === "README.md").length).toBeGreaterThanOrEqual(1);
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    for (const example of examples) expect(example.source, example.page).toContain(DEFAULT_URL);
   });
 
-  it.each(examples.map((example, index) => [index + 1, example] as const))("example %i runs against a daemon and exits 0 by itself", async (_index, example) => {
+  it.each(examples.map((example, index) => [index + 1, example.page, example.source] as const))("example %i (%s) runs against a daemon and exits 0 by itself", async (_index, _page, source) => {
     const daemon = await startTestDaemon();
-    const result = await runExample(example.replaceAll(DEFAULT_URL, daemon.url));
+    const result = await runExample(source.replaceAll(DEFAULT_URL, daemon.url));
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).not.toBe("");

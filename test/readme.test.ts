@@ -1,24 +1,81 @@
-/** The README cannot drift from the code it documents. */
-import { readFileSync } from "node:fs";
+/** The README and docs/ cannot drift from the code they document, nor from each other. */
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { configMarkdownTable } from "@execmux/server";
 import { ErrorCode } from "@execmux/shared";
 
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const ci = readFileSync(new URL("../.ci/run", import.meta.url), "utf8");
+const root = fileURLToPath(new URL("..", import.meta.url));
+const read = (path: string) => readFileSync(join(root, path), "utf8");
+const readme = read("README.md");
+const ci = read(".ci/run");
+/** README.md and every page under docs/, by path from the repository root. */
+const pages = ["README.md", ...readdirSync(join(root, "docs"), { recursive: true, encoding: "utf8" }).filter((path) => path.endsWith(".md")).map((path) => `docs/${path}`)];
+/**
+ * Pages other helpers are writing on their branches: linked from the README
+ * and the docs index before they land. Take a page off once it exists.
+ */
+const PAGES_BEING_WRITTEN = new Set(["docs/console.md", "docs/network-proxy.md", "docs/upstream-capabilities.md"]);
 
-describe("README", () => {
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/`/g, "")
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+function anchors(markdown: string): Set<string> {
+  const withoutCode = markdown.replace(/```[\s\S]*?```/g, "");
+  return new Set([...withoutCode.matchAll(/^#{1,6}\s+(.+)$/gm)].map((match) => slug(match[1]!)));
+}
+
+describe("README and docs/", () => {
+  it("keeps the README a front door", () => {
+    expect(readme.split("\n").length).toBeLessThanOrEqual(300);
+    for (const section of ["Quick start", "Pointing Codex at it", "The client SDK", "The `execmux` command", "The web console", "Containers", "More documentation"]) {
+      expect(readme).toContain(`\n## ${section}\n`);
+    }
+  });
+
   it("has the configuration table generated from the config schema", () => {
-    const section = /<!-- config-table:start -->\n([\s\S]*?)\n<!-- config-table:end -->/.exec(readme)?.[1];
+    const section = /<!-- config-table:start -->\n([\s\S]*?)\n<!-- config-table:end -->/.exec(read("docs/operations.md"))?.[1];
     expect(section).toBe(configMarkdownTable());
   });
 
   it("documents every error code", () => {
-    for (const code of Object.values(ErrorCode)) expect(readme).toContain(`| ${code} |`);
+    const protocol = read("docs/protocol.md");
+    for (const code of Object.values(ErrorCode)) expect(protocol).toContain(`| ${code} |`);
+  });
+
+  it("has every relative link resolve to a file, and every anchor to a heading", () => {
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = read(page).replace(/```[\s\S]*?```/g, "");
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        const [path, anchor] = target!.split("#") as [string, string | undefined];
+        const file = path === "" ? page : relative(root, join(root, dirname(page), path));
+        if (PAGES_BEING_WRITTEN.has(file) && !existsSync(join(root, file))) continue;
+        if (!existsSync(join(root, file))) broken.push(`${page}: ${target} (no ${file})`);
+        else if (anchor !== undefined && file.endsWith(".md") && !anchors(read(file)).has(anchor)) broken.push(`${page}: ${target} (no heading #${anchor})`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("lists every page of docs/ in its index", () => {
+    const index = read("docs/README.md");
+    for (const page of pages.filter((path) => path.startsWith("docs/") && path !== "docs/README.md")) expect(index, page).toContain(`](${page.slice("docs/".length)})`);
   });
 
   it("never tells anyone to run `npx execmux` outside the clone, where it is someone else's package", () => {
-    const mcpConfigs = [...readme.matchAll(/```json\n(\{ "mcpServers"[\s\S]*?)```/g)].map((match) => JSON.parse(match[1]!) as { mcpServers: Record<string, { command: string; args: string[] }> });
+    const mcpConfigs = pages.flatMap((page) =>
+      [...read(page).matchAll(/```json\n(\{ "mcpServers"[\s\S]*?)```/g)].map((match) => JSON.parse(match[1]!) as { mcpServers: Record<string, { command: string; args: string[] }> }),
+    );
     expect(mcpConfigs.length).toBeGreaterThan(0);
     for (const config of mcpConfigs) {
       // Whatever npx's flags (-y, --yes), the bare name would fetch the unrelated package.
@@ -29,7 +86,7 @@ describe("README", () => {
   });
 
   it("starts the daemon with a command that passes signals to it", () => {
-    const scripts = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> }).scripts;
+    const scripts = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts;
     // npm forwards SIGTERM/SIGINT to its child; without exec that child is a shell that does not pass them on.
     expect(scripts.start).toMatch(/^exec node /);
   });
