@@ -35,7 +35,7 @@ const ROUND_TRIPS = quick ? 300 : 2000;
  * about 100-110/s even bare). The bare process spawns with stdio ignored,
  * execmux's children get pipes: the ratio allows for that.
  */
-const SPAWN_VS_BARE = 0.55;
+const SPAWN_VS_BARE = 2;
 
 const rows: Row[] = [];
 
@@ -127,9 +127,10 @@ async function main(): Promise<void> {
       relay: async () => mibps(await nodeRelayPtyThroughput(STREAM_BYTES)),
       pty: async () => mibps(await scenario.sdkThroughput(daemon.url, headArgs, { tty: true, binaryOutput: true })),
     });
-    record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median, target: ">= 0.9 x bare node-pty", met: pty.median / bare.median >= 0.9 });
-    // Context, not a target: the same stream through the least Node relay (node-relay.ts).
-    record({ scenario: "2. throughput, PTY, vs least Node relay", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "node-pty + ws relay", value: relay }, ratio: pty.median / relay.median });
+    // The target: the same stream through the least Node relay (node-relay.ts: node-pty's onData over ws to a client process).
+    record({ scenario: "2. throughput, PTY", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "node-pty + ws relay", value: relay }, ratio: pty.median / relay.median, target: ">= 1.2 x least Node relay", met: pty.median / relay.median >= 1.2 });
+    // Context, not a target: a bare node-pty read loop has neither the socket nor the client process.
+    record({ scenario: "2. throughput, PTY, vs bare node-pty loop", metric: "binary mode", unit: "MiB/s", value: pty, baseline: { name: "bare node-pty loop", value: bare }, ratio: pty.median / bare.median });
   }
   // 3. Echo latency.
   if (wanted(3)) {
@@ -197,8 +198,8 @@ async function main(): Promise<void> {
       record({ scenario: name, metric: "daemon RSS (peak)", unit: "MiB", value: single(scaled.peakRssBytes / MiB) });
       record({ scenario: name, metric: "daemon CPU", unit: "% of a core", value: single(scaled.cpuShare * 100) });
       record({ scenario: name, metric: "time to start them all", unit: "s", value: single(scaled.spawnSeconds) });
-      // The machine's own teardown is not the daemon's to shorten: the daemon may add the kill grace and 3 s to it.
-      const limitS = bareTeardown.median + (SCALE_KILL_GRACE_MS + 3000) / 1000;
+      // The machine's own teardown is not the daemon's to shorten: the daemon may add the kill grace to it.
+      const limitS = bareTeardown.median + SCALE_KILL_GRACE_MS / 1000;
       const down = await shutdown(daemon, scaled.fleet);
       const met = down.processesLeft === 0 && down.shutdownMs / 1000 < limitS;
       const value = single(down.processesLeft === 0 ? down.shutdownMs / 1000 : NaN);
@@ -208,7 +209,7 @@ async function main(): Promise<void> {
         unit: "s",
         value,
         baseline: { name: "bare shell's SIGTERM to all gone", value: bareTeardown },
-        target: `< bare + kill grace + 3 s (${fmt(limitS)} s)`,
+        target: `< bare + kill grace (${fmt(limitS)} s)`,
         met,
       });
       if (down.processesLeft > 0) console.error(`bench: 5. scale: ${down.processesLeft} processes left after SIGTERM`);

@@ -8,7 +8,10 @@ const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 /** "ok", or why execve would refuse the path: absent (ENOENT) or not executable (EACCES). */
 function executableState(path: string): "ok" | "ENOENT" | "EACCES" {
   try {
-    if (!statSync(path).isFile()) return "EACCES";
+    // Most PATH entries lack the program: no exception for those (making one costs more than the stat).
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) return "ENOENT";
+    if (!stats.isFile()) return "EACCES";
   } catch {
     return "ENOENT";
   }
