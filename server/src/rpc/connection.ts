@@ -309,6 +309,12 @@ export class Connection implements SessionSink {
     replayer.pump();
   }
 
+  /** SessionSink: best effort, as upstream sends these; skipped while the client is not reading. */
+  notify(method: string, params: unknown): void {
+    if (!this.outbound.writable) return;
+    this.guarded(() => this.send(encodeNotification(method, params, this.jsonrpc)));
+  }
+
   processEvent(process: ManagedProcess, event: ProcessEvent): void {
     // Its replay will read this event from the process's log, in its place.
     if (this.replayer?.covers(process)) return;

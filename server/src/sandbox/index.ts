@@ -11,7 +11,9 @@ import { invalidParams } from "../rpc/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";
+import { resolveExecutable } from "../process/resolve-executable.js";
 import { launchCommand, type Command, type SandboxTools } from "./launcher.js";
+import type { RelayRoute } from "./network-relay.js";
 import type { SandboxPolicy } from "./policy.js";
 import { resolvePolicy } from "./resolve-policy.js";
 import { writesWholeDisk } from "./whole-disk.js";
@@ -35,6 +37,8 @@ export interface ProcessSandboxOptions extends SandboxOptions {
   readonly processCwd: string;
   readonly enforceManagedNetwork?: boolean;
   readonly managedNetwork?: boolean;
+  /** An executor-local proxy to bridge in (network-proxy/launch.ts): its socket directory and the relay's routes. */
+  readonly proxyBridge?: { readonly directory: string; readonly relayScript: string; readonly routes: readonly RelayRoute[] } | undefined;
 }
 
 export interface PreparedProcessSandbox {
@@ -66,12 +70,23 @@ export async function prepareProcessSandbox(
     hiddenPaths: options.hiddenPaths,
     enforceManagedNetwork: options.enforceManagedNetwork ?? false,
     managedNetwork: options.managedNetwork ?? false,
+    proxyBridge: options.proxyBridge?.directory,
   });
   // A profile that restricts nothing (disabled, unrestricted with network) runs as without a sandbox, and says so.
   if (writesWholeDisk(context.permissions) && !policy.isolateNetwork) return { sandboxType: "none", policy, wrap: undefined };
   const tools = await requireTools();
   const args = bwrapArgs(policy, realpathSync(options.processCwd));
-  return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0) };
+  const relay = options.proxyBridge ? { perl: requirePerl(), script: options.proxyBridge.relayScript, routes: options.proxyBridge.routes } : undefined;
+  return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0, relay) };
+}
+
+/** The relay of a proxied sandbox runs on perl (perl-base); without it the proxy cannot be bridged in: refused. */
+function requirePerl(): string {
+  try {
+    return resolveExecutable("perl", "/", `${process.env.PATH ?? ""}:/usr/bin:/bin`);
+  } catch {
+    throw invalidParams("the executor-local network proxy cannot be bridged into the sandbox: perl is not installed on this executor");
+  }
 }
 
 /** What a confined fs call runs in (see confined-call.ts). */

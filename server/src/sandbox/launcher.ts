@@ -13,6 +13,8 @@
  * daemon reports a signal death anyway.
  */
 
+import { relayCommand, type RelayRoute } from "./network-relay.js";
+
 /**
  * Every signal whose default is to end or stop a process and that a client
  * may send (process/signal) or a terminal may raise. Not SIGCHLD (bwrap
@@ -46,23 +48,22 @@ export interface Command {
  * child's PATH, from the child's cwd, so the program is found as without a
  * sandbox and sees argv[0] as written.
  */
-export function launchCommand(tools: SandboxTools, bwrapArgs: readonly string[], argv: readonly string[], arg0?: string): Command {
+export function launchCommand(
+  tools: SandboxTools,
+  bwrapArgs: readonly string[],
+  argv: readonly string[],
+  arg0?: string,
+  relay?: { readonly perl: string; readonly script: string; readonly routes: readonly RelayRoute[] },
+): Command {
   const [program, ...args] = argv;
   if (program === undefined) throw new Error("argv must not be empty");
   // env would take a program name with "=" for a variable to set.
   const direct = (arg0 === undefined || arg0 === program) && !program.includes("=");
   const inner = direct ? [program, ...args] : ["perl", "-e", EXEC_WITH_ARG0, "--", program, arg0 ?? program, ...args];
+  const command = [tools.env, `--default-signal=${SHIELDED_SIGNALS}`, "--", ...inner];
+  // The relay keeps the ignored signals (it must outlive nothing but the program) and restores them in its child.
   return {
     file: tools.env,
-    args: [
-      `--ignore-signal=${SHIELDED_SIGNALS}`,
-      tools.bwrap,
-      ...bwrapArgs,
-      "--",
-      tools.env,
-      `--default-signal=${SHIELDED_SIGNALS}`,
-      "--",
-      ...inner,
-    ],
+    args: [`--ignore-signal=${SHIELDED_SIGNALS}`, tools.bwrap, ...bwrapArgs, "--", ...(relay ? relayCommand(relay.perl, relay.script, relay.routes, command) : command)],
   };
 }

@@ -13,6 +13,8 @@ import type { ProcessTrees } from "../process/process-trees.js";
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
   processEvent(process: ManagedProcess, event: ProcessEvent): void;
+  /** A notification outside any process's output stream (network/policyDecision); dropped when the client is not reading. */
+  notify(method: string, params: unknown): void;
   /** Another connection took the session over: stop using it and close. */
   evicted(): void;
 }
@@ -265,6 +267,11 @@ export class Session {
 
   list(): ManagedProcess[] {
     return [...this.processes.values()].filter((entry): entry is ManagedProcess => entry !== STARTING);
+  }
+
+  /** Best effort, as upstream: nothing is kept for a client that is not attached. */
+  notifyClient(method: string, params: unknown): void {
+    this.sink?.notify(method, params);
   }
 
   /** Called by every process of this session for every event. */

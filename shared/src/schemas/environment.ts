@@ -9,7 +9,12 @@ import { PathUriSchema } from "./common.js";
  * it does not implement, so an unmodified Codex never asks for them.
  */
 export const EnvironmentCapabilitiesSchema = Type.Object({
+  /** process/start's `networkProxy`: an executor-local proxy enforcing the domain policy (server/src/network-proxy/). */
   networkProxyLaunch: Type.Boolean(),
+  /** `network/policyRequest`: hosts the policy leaves open are put to the client (networkProxy.policyDecisionTimeoutMs). */
+  networkProxyReviewDomains: Type.Boolean(),
+  /** `transparentTcp` in networkProxy.proxy and managedNetwork: every TCP connection goes through the proxy. */
+  networkProxyTransparentTcp: Type.Boolean(),
   capabilityDiscoverySandbox: Type.Boolean(),
   capabilityDiscoveryV2: Type.Boolean(),
   environmentConfigRead: Type.Boolean(),

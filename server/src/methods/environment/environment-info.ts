@@ -15,7 +15,9 @@ import { EXECMUX_VERSION } from "../../version.js";
  * what execmux cannot serve.
  */
 const CAPABILITIES: EnvironmentCapabilities = {
-  networkProxyLaunch: false,
+  networkProxyLaunch: true,
+  networkProxyReviewDomains: false,
+  networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,
   environmentConfigRead: false,

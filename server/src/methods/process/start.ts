@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { SpawnError, type SpawnSpec } from "../../process/child.js";
 import { resolveCwd } from "../../process/cwd.js";
@@ -10,6 +11,8 @@ import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
 import { prepareProcessSandbox } from "../../sandbox/index.js";
+import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
+import type { NetworkPolicy } from "../../network-proxy/policy.js";
 import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -20,12 +23,17 @@ export async function processStart(
   params: ParamsOf<"process/start">,
   { session, connection, afterReply }: ProcessContext,
 ): Promise<ResultOf<"process/start">> {
+  // Upstream checks the network fields before anything else (argv included). Loaded only when asked for.
+  const networkPolicy =
+    params.networkProxy || params.managedNetwork?.transparentTcp !== undefined
+      ? (await import("../../network-proxy/launch-params.js")).checkNetworkParams(params)
+      : undefined;
   const [program, ...args] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
   refuseWhatCannotBeHonoured(params);
   try {
-    return await start(params, program, args, { session, connection, afterReply });
+    return await start(params, program, args, { session, connection, afterReply }, networkPolicy);
   } catch (error) {
     // Upstream's words for a failed spawn: the OS error (and, for a missing
     // working directory, which one: upstream's message is the same as for a
@@ -46,7 +54,7 @@ export async function processStart(
  * false send them. (A `sandbox` is enforced, or refused, by sandbox/.)
  */
 function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
-  if (params.networkProxy) throw invalidParams("network proxy launch is not supported on this executor");
+  if (params.networkProxy?.proxy.transparentTcp) throw invalidParams("transparent TCP is not supported on this executor");
   if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
 }
 
@@ -55,11 +63,65 @@ async function start(
   program: string,
   args: string[],
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
+  networkPolicy: NetworkPolicy | undefined,
 ): Promise<ResultOf<"process/start">> {
-  const { config, log } = connection.deps;
+  const { config } = connection.deps;
   const tty = params.tty ?? false;
   const cwd = resolveCwd(params.cwd);
   const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
+  const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config) : undefined;
+  try {
+    if (proxy) Object.assign(env, proxy.env);
+    return await startWithin(params, program, args, { session, connection, afterReply }, { cwd, env, tty, proxy });
+  } catch (error) {
+    proxy?.close();
+    throw error;
+  }
+}
+
+/** The sandbox is on unless there is none or it is `disabled`; then the proxy is bridged into it. */
+function confines(params: ParamsOf<"process/start">): boolean {
+  return params.sandbox != null && params.sandbox.permissions.type !== "disabled";
+}
+
+async function startNetworkProxy(
+  params: ParamsOf<"process/start">,
+  policy: NetworkPolicy,
+  session: ProcessContext["session"],
+  config: ProcessContext["connection"]["deps"]["config"],
+): Promise<NetworkProxyLaunch> {
+  const [{ launchNetworkProxy }, { ownListeningPorts }, { stateDirectory }] = await Promise.all([
+    import("../../network-proxy/launch.js"),
+    import("../../network-proxy/own-ports.js"),
+    import("../../host/host-protocol.js"),
+  ]);
+  const launch = params.networkProxy!;
+  const { processId } = params;
+  return launchNetworkProxy({
+    policy,
+    enableSocks5: launch.proxy.enableSocks5,
+    allowLocalBinding: launch.proxy.allowLocalBinding,
+    // The state directory is hidden from every sandbox (sandbox/hidden-paths.ts).
+    socketParent: confines(params) ? join(stateDirectory(config.stateDirectory), "network-proxy") : undefined,
+    protectedPorts: ownListeningPorts,
+    report: (record) =>
+      session.notifyClient("network/policyDecision", {
+        processId,
+        timestamp: new Date().toISOString(),
+        ...record,
+        policyOverride: false,
+      }),
+  });
+}
+
+async function startWithin(
+  params: ParamsOf<"process/start">,
+  program: string,
+  args: string[],
+  { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
+  { cwd, env, tty, proxy }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined },
+): Promise<ResultOf<"process/start">> {
+  const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
   if (argvEnvBytes > config.maxArgvEnvBytes) {
     throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
@@ -70,12 +132,21 @@ async function start(
         processCwd: cwd,
         hiddenPaths: connection.deps.hiddenPaths,
         enforceManagedNetwork: params.enforceManagedNetwork ?? false,
-        managedNetwork: params.managedNetwork != null,
+        // An executor-local proxy takes the place of the client's.
+        managedNetwork: params.managedNetwork != null && !proxy,
+        proxyBridge: proxy?.bridge,
       })
     : undefined;
 
   session.reserve(params.processId);
   const tree = connection.deps.registry.processTrees.create(session);
+  // The proxy lives as long as the process has output open (a background child may still use it).
+  const onEvent: typeof session.onProcessEvent = proxy
+    ? (process, event) => {
+        if (event.kind === "closed") proxy.close();
+        session.onProcessEvent(process, event);
+      }
+    : session.onProcessEvent;
   const managed = new ManagedProcess(
     params.processId,
     tty,
@@ -87,7 +158,7 @@ async function start(
       retentionBudget: connection.deps.registry.retentionBudget,
       tree,
     },
-    session.onProcessEvent,
+    onEvent,
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);
