@@ -297,6 +297,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
       const peer = {
         transport: "websocket",
         address: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
+        localPort: request.socket.localPort,
         client,
         observesAll: observerRequests.has(request.raw),
       };

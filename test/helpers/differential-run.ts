@@ -57,11 +57,12 @@ class CaseRun {
     this.observations.push({ step, observed: normalize(observed, this.context) });
   }
 
-  /** `<scratch>`, `<http>` and `<session:NAME>` in a frame, made concrete for this server. */
+  /** `<scratch>`, `<http>`, `<http-port>` and `<session:NAME>` in a frame, made concrete for this server. */
   fill<T>(value: T): T {
     const text = JSON.stringify(value)
       .replaceAll("<scratch>", this.context.scratch)
       .replaceAll("<http>", this.context.httpOrigin ?? "<http>")
+      .replaceAll("<http-port>", this.context.httpOrigin?.replace(/^.*:/, "") ?? "<http-port>")
       .replace(/<session:(\w+)>/g, (_match, name: string) => this.sessions.get(name) ?? `<no session on ${name}>`);
     return JSON.parse(text) as T;
   }

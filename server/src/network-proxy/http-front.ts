@@ -8,6 +8,7 @@ import { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { RequestError, Server, type PrepareRequestFunctionResult } from "proxy-chain";
 import type { Gate } from "./gate.js";
+import { normalizeHost } from "./host-patterns.js";
 import { blockedHeader, blockedMessage, type NetworkProtocol, type Verdict } from "./policy.js";
 
 function blockedBody(verdict: Verdict, protocol: NetworkProtocol, host: string, port: number): string {
@@ -55,7 +56,7 @@ export class HttpFront {
             customResponseFunction: () => ({
               statusCode: 403,
               headers: { ...header, "content-type": "application/json" },
-              body: blockedBody(verdict, protocol, hostname, port),
+              body: blockedBody(verdict, protocol, normalizeHost(hostname), port),
             }),
           };
         }

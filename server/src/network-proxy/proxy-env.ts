@@ -4,7 +4,8 @@
  * (curl, pip, npm, yarn, bundler, docker, websocket clients, Node's own
  * fetch with NODE_USE_ENV_PROXY), pointing at the HTTP proxy, SOCKS5 for
  * ALL_PROXY and FTP_PROXY, every NO_PROXY emptied (loopback goes through the
- * proxy too, where the policy decides), and Codex's markers.
+ * proxy too, where the policy decides) unless local binding is allowed, and
+ * Codex's markers.
  */
 
 const HTTP_PROXY_KEYS = [
@@ -14,6 +15,7 @@ const HTTP_PROXY_KEYS = [
 ];
 const SOCKS_PROXY_KEYS = ["ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"];
 const NO_PROXY_KEYS = ["NO_PROXY", "no_proxy", "NPM_CONFIG_NOPROXY", "npm_config_noproxy", "BUNDLE_NO_PROXY"];
+const LOCAL_NO_PROXY = "localhost,127.0.0.1,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
 
 export interface ProxyEndpoints {
   readonly httpPort: number;
@@ -28,7 +30,8 @@ export function proxyEnvironment({ httpPort, socksPort, allowLocalBinding }: Pro
   const env: Record<string, string> = {};
   for (const key of HTTP_PROXY_KEYS) env[key] = http;
   for (const key of SOCKS_PROXY_KEYS) env[key] = socks;
-  for (const key of NO_PROXY_KEYS) env[key] = "";
+  // With local binding allowed, local and private destinations skip the proxy, as upstream's list says.
+  for (const key of NO_PROXY_KEYS) env[key] = allowLocalBinding ? LOCAL_NO_PROXY : "";
   env.ELECTRON_GET_USE_PROXY = "true";
   env.NODE_USE_ENV_PROXY = "1";
   env.CODEX_NETWORK_PROXY_ACTIVE = "1";

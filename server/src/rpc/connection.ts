@@ -60,6 +60,8 @@ export interface PeerDescription {
   readonly client?: string;
   /** Its credential has observer rights (--observer-token-file): it may list and observe every session. */
   readonly observesAll?: boolean;
+  /** The daemon's port this client came in on: a proxied process must never reach it (network-proxy/gate.ts). */
+  readonly localPort?: number | undefined;
 }
 
 export class Connection implements SessionSink {
@@ -307,6 +309,11 @@ export class Connection implements SessionSink {
       if (process) replayer.add(process, cursor);
     }
     replayer.pump();
+  }
+
+  /** The daemon's listening port this connection came in on (absent over stdio). */
+  get daemonPort(): number | undefined {
+    return this.peer.localPort;
   }
 
   /** SessionSink: best effort, as upstream sends these; skipped while the client is not reading. */

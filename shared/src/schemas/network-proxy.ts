@@ -17,10 +17,11 @@ const PATTERN_MAX_LENGTH = 512;
 /** `none` leaves the host to the other entries (upstream's NetworkDomainPermission). */
 export const NetworkPermissionSchema = Type.Union([Type.Literal("none"), Type.Literal("allow"), Type.Literal("deny")]);
 
-const PermissionMap = (what: string) =>
+/** serde names the unix socket map's struct in its errors, and the domain map as a plain map. */
+const PermissionMap = (struct?: string) =>
   Type.Record(Type.String({ maxLength: PATTERN_MAX_LENGTH }), NetworkPermissionSchema, {
     maxProperties: NETWORK_POLICY_MAX_ENTRIES,
-    serde: `struct ${what}`,
+    ...(struct ? { serde: `struct ${struct}` } : {}),
   });
 
 /** `managedNetwork`: the client's own proxy, reached on these loopback ports. */
@@ -44,7 +45,7 @@ export const RemoteNetworkProxyConfigSchema = Type.Object(
     /** `limited`: only GET, HEAD and OPTIONS; no CONNECT, no SOCKS5. */
     mode: Type.Union([Type.Literal("limited"), Type.Literal("full")]),
     /** Host patterns: `example.com`, `*.example.com` (subdomains), `**.example.com` (both), `*` (allow only). */
-    domains: Opt(PermissionMap("NetworkDomainPermissions")),
+    domains: Opt(PermissionMap()),
     /** Absolute socket paths (proxied through `x-unix-socket` upstream, on macOS only). */
     unixSockets: Opt(PermissionMap("NetworkUnixSocketPermissions")),
     allowLocalBinding: Type.Boolean(),

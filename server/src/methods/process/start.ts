@@ -69,7 +69,7 @@ async function start(
   const tty = params.tty ?? false;
   const cwd = resolveCwd(params.cwd);
   const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
-  const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config) : undefined;
+  const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort) : undefined;
   try {
     if (proxy) Object.assign(env, proxy.env);
     return await startWithin(params, program, args, { session, connection, afterReply }, { cwd, env, tty, proxy });
@@ -89,12 +89,10 @@ async function startNetworkProxy(
   policy: NetworkPolicy,
   session: ProcessContext["session"],
   config: ProcessContext["connection"]["deps"]["config"],
+  daemonPort: number | undefined,
 ): Promise<NetworkProxyLaunch> {
-  const [{ launchNetworkProxy }, { ownListeningPorts }, { stateDirectory }] = await Promise.all([
-    import("../../network-proxy/launch.js"),
-    import("../../network-proxy/own-ports.js"),
-    import("../../host/host-protocol.js"),
-  ]);
+  const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/host-protocol.js")]);
+  const daemonPorts = new Set(daemonPort === undefined ? [] : [daemonPort]);
   const launch = params.networkProxy!;
   const { processId } = params;
   return launchNetworkProxy({
@@ -103,7 +101,7 @@ async function startNetworkProxy(
     allowLocalBinding: launch.proxy.allowLocalBinding,
     // The state directory is hidden from every sandbox (sandbox/hidden-paths.ts).
     socketParent: confines(params) ? join(stateDirectory(config.stateDirectory), "network-proxy") : undefined,
-    protectedPorts: ownListeningPorts,
+    protectedPorts: () => daemonPorts,
     report: (record) =>
       session.notifyClient("network/policyDecision", {
         processId,
