@@ -97,7 +97,8 @@ const PROXY_ENV = "env | grep -E '^[A-Za-z_]*(PROXY|proxy)=|^CODEX_NET|^NODE_USE
 /** What curl got: status, the proxy's error header, and the body. */
 const fetch = (args: string) =>
   `: > /tmp/h.$$; : > /tmp/b.$$; curl -s -m 10 -D /tmp/h.$$ -o /tmp/b.$$ -w '%{http_code}' ${args}; echo; grep -i '^x-proxy-error' /tmp/h.$$ | tr -d '\\r'; cat /tmp/b.$$; echo; rm -f /tmp/h.$$ /tmp/b.$$`;
-const viaHttp = (url: string, extra = "") => fetch(`-x "$HTTP_PROXY" ${extra} ${url}`);
+/** Through the HTTP proxy even where NO_PROXY (local binding allowed) would send curl direct. */
+const viaHttp = (url: string, extra = "") => fetch(`--noproxy '' -x "$HTTP_PROXY" ${extra} ${url}`);
 
 const decision = (where: Record<string, unknown>) => ({ notification: "network/policyDecision", where });
 
@@ -168,6 +169,60 @@ const unsandboxed: DifferentialCase[] = [
   },
 ];
 
+/**
+ * Domain review: with policyDecisionTimeoutMs, a host no entry allows (127.0.0.1 is not listed here;
+ * local binding lets local addresses be judged like any other) is put to the client as
+ * network/policyRequest, and its answer decides; hosts the policy decides itself are never asked.
+ */
+const reviewed = (script: string, timeoutMs = 5000) =>
+  start("p", script, { networkProxy: launch({ domains: { localhost: "deny" }, allowLocalBinding: true }, { policyDecisionTimeoutMs: timeoutMs }) });
+
+const review: DifferentialCase[] = [
+  {
+    name: "the client allows a host the policy does not list",
+    steps: [reviewed(viaHttp("<http>/hello")), { answer: "network/policyRequest", result: { decision: { type: "allow" } } }, events("p"), decision({ host: "127.0.0.1" })],
+  },
+  {
+    name: "the client denies it, with a reason",
+    steps: [
+      reviewed(viaHttp("<http>/hello")),
+      { answer: "network/policyRequest", result: { decision: { type: "deny", reason: "not today" } } },
+      events("p"),
+      decision({ host: "127.0.0.1" }),
+    ],
+  },
+  {
+    name: "the client asks the user",
+    steps: [reviewed(viaHttp("<http>/hello")), { answer: "network/policyRequest", result: { decision: { type: "ask", reason: "ask the user" } } }, events("p"), decision({ host: "127.0.0.1" })],
+  },
+  {
+    name: "the client answers with an error",
+    steps: [reviewed(viaHttp("<http>/hello")), { answer: "network/policyRequest", error: { code: -32000, message: "no" } }, events("p"), decision({ host: "127.0.0.1" })],
+  },
+  {
+    name: "the client answers with something that is no decision",
+    steps: [reviewed(viaHttp("<http>/hello")), { answer: "network/policyRequest", result: { decision: "yes" } }, events("p"), decision({ host: "127.0.0.1" })],
+  },
+  {
+    name: "the client does not answer in time",
+    // Upstream denies about 5 s after the timeout it was given (start.ts, DECISION_GRACE_MS).
+    steps: [reviewed(viaHttp("<http>/hello"), 300), { answer: "network/policyRequest" }, events("p"), decision({ host: "127.0.0.1" })],
+    timeoutMs: 10_000,
+  },
+  {
+    name: "a denied host and a CONNECT and SOCKS5 to a reviewed one",
+    steps: [
+      reviewed([viaHttp("http://localhost:<http-port>/hello"), viaHttp("<http>/hello", "-p"), fetch(`--noproxy '' -x "$ALL_PROXY" <http>/hello`)].join("; ")),
+      { answer: "network/policyRequest", result: { decision: { type: "allow" } } },
+      { answer: "network/policyRequest", result: { decision: { type: "deny", reason: "no socks" } } },
+      events("p"),
+      decision({ host: "localhost" }),
+      decision({ protocol: "https_connect" }),
+      decision({ protocol: "socks5_tcp" }),
+    ],
+  },
+];
+
 /** The profile today's Codex sends with network_proxy on: the network "enabled", enforced through the proxy. */
 const sandboxed = (script: string, proxy: Record<string, unknown> = {}) => ({
   request: "process/start",
@@ -209,3 +264,4 @@ const confined: DifferentialCase[] = [
 describeDifferential("process/start networkProxy: validation", validation);
 describeDifferential("process/start networkProxy: unsandboxed", unsandboxed, { httpTarget: new HttpTarget() });
 describeDifferential("process/start networkProxy: sandboxed", confined, { httpTarget: new HttpTarget() });
+describeDifferential("process/start networkProxy: domain review", review, { httpTarget: new HttpTarget() });

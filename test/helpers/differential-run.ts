@@ -141,6 +141,16 @@ async function runStep(run: CaseRun, step: Step, recorded: boolean): Promise<voi
       run.timeoutMs,
     );
     record(`${on}: notification ${step.notification}`, observed(found));
+  } else if ("answer" in step) {
+    const found = await connection.waitFor(
+      (frames) => takeFirst(frames, (message) => message["method"] === step.answer && message["id"] !== undefined),
+      run.timeoutMs,
+    );
+    if ("ok" in found && ("result" in step || "error" in step)) {
+      const reply = "error" in step ? { id: found.ok["id"], error: step.error } : { id: found.ok["id"], result: step.result };
+      connection.send(JSON.stringify(reply));
+    }
+    record(`${on}: request ${step.answer} from the server`, observed(found));
   } else if ("processEvents" in step) {
     const processId = run.fill(step.processEvents);
     const outcome = run.started.has(processId) ? observed(await processEvents(connection, processId, run.timeoutMs)) : "<not started>";

@@ -40,6 +40,8 @@ export interface DecisionRecord {
   readonly port: number;
   readonly method?: string;
   readonly client: string;
+  /** The client's decision let through what the policy would not. */
+  readonly policyOverride: boolean;
 }
 
 export interface GateOptions {
@@ -102,11 +104,12 @@ export class Gate {
   private async ask(request: ConnectRequest, host: string): Promise<Verdict> {
     try {
       const answer = await this.options.decider!({ ...request, host });
-      if (answer.decision === "allow") return { ...ALLOWED, source: "decider" };
+      // Upstream keeps the policy's reason and marks the decision an override.
+      if (answer.decision === "allow") return { decision: "allow", reason: "not_allowed", source: "decider", scope: "domain", policyOverride: true };
       return { decision: answer.decision, reason: answer.reason ?? "not_allowed", source: "decider", scope: "domain" };
     } catch {
-      // No answer (timeout, client gone): the host stays where the policy left it.
-      return { decision: "deny", reason: "not_allowed", source: "baseline_policy", scope: "domain" };
+      // No usable answer (timeout, an error, the client gone): denied, as upstream's decider denies then.
+      return { decision: "deny", reason: "not_allowed", source: "decider", scope: "domain" };
     }
   }
 
@@ -141,6 +144,7 @@ export class Gate {
       port: request.port,
       ...(request.method === undefined ? {} : { method: request.method }),
       client: request.client,
+      policyOverride: verdict.policyOverride === true,
     });
     return { verdict };
   }

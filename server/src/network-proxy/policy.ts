@@ -22,6 +22,8 @@ export interface Verdict {
   readonly source: DecisionSource;
   /** `domain` for decisions about the host, `non_domain` for the mode guard's. */
   readonly scope: "domain" | "non_domain";
+  /** Set when the client's review let through a host the policy does not allow. */
+  readonly policyOverride?: boolean;
 }
 
 export const ALLOWED: Verdict = { decision: "allow", reason: "allow", source: "baseline_policy", scope: "domain" };
@@ -108,7 +110,6 @@ export function blockedMessage(verdict: Verdict): string {
 
 /** Upstream's `x-proxy-error` header value for a block. */
 export function blockedHeader(verdict: Verdict): string {
-  if (verdict.source === "decider") return "blocked-by-policy";
   switch (verdict.reason) {
     case "not_allowed":
     case "not_allowed_local":

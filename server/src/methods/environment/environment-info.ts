@@ -16,7 +16,7 @@ import { EXECMUX_VERSION } from "../../version.js";
  */
 const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyLaunch: true,
-  networkProxyReviewDomains: false,
+  networkProxyReviewDomains: true,
   networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,

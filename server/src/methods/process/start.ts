@@ -11,6 +11,7 @@ import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
 import { prepareProcessSandbox } from "../../sandbox/index.js";
+import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
 import type { ProcessContext } from "../context.js";
@@ -102,14 +103,39 @@ async function startNetworkProxy(
     // The state directory is hidden from every sandbox (sandbox/hidden-paths.ts).
     socketParent: confines(params) ? join(stateDirectory(config.stateDirectory), "network-proxy") : undefined,
     protectedPorts: () => daemonPorts,
+    decider: launch.policyDecisionTimeoutMs == null ? undefined : domainReview(session, processId, launch.policyDecisionTimeoutMs),
     report: (record) =>
       session.notifyClient("network/policyDecision", {
         processId,
         timestamp: new Date().toISOString(),
         ...record,
-        policyOverride: false,
       }),
   });
+}
+
+/**
+ * How much longer than policyDecisionTimeoutMs upstream waits for the client's
+ * answer before it denies: measured against 0.171 (300, 2000 and 9000 ms
+ * timeouts were denied after about 5.3, 7 and 14 s).
+ */
+const DECISION_GRACE_MS = 5_000;
+
+/**
+ * Domain review: a host the policy leaves open is put to the client as
+ * upstream puts it (network/policyRequest), and its answer decides. No answer
+ * in time, or one that is not `{decision: {type, reason?}}`, denies.
+ */
+function domainReview(session: ProcessContext["session"], processId: string, timeoutMs: number): Decider {
+  return async ({ protocol, host, port }) => {
+    const waitMs = timeoutMs + DECISION_GRACE_MS;
+    const answer = (await session.requestClient("network/policyRequest", { processId, request: { protocol, host, port } }, waitMs)) as {
+      decision?: { type?: unknown; reason?: unknown };
+    } | null;
+    const type = answer?.decision?.type;
+    if (type !== "allow" && type !== "deny" && type !== "ask") throw new Error("not a policy decision");
+    const reason = answer?.decision?.reason;
+    return { decision: type, ...(typeof reason === "string" ? { reason } : {}) };
+  };
 }
 
 async function startWithin(
