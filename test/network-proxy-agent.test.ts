@@ -8,10 +8,14 @@
  * or allow_local_binding); `localhost`, the same server, is on the deny list.
  * The agent sends the policy with process/start (`networkProxy`), the
  * executor enforces it, and reports each verdict (network/policyDecision).
+ * With a `transparent_tcp` profile, connections that ignore the proxy
+ * variables are carried through the same policy (a target off loopback, since
+ * loopback inside the sandbox is the sandbox's own).
  */
 import { realpathSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import { runCodexAgent, type NetworkProfile } from "./helpers/codex-agent.js";
 import { spawnDaemon } from "./helpers/cli.js";
@@ -30,15 +34,15 @@ afterEach(() => {
   for (const target of targets.splice(0)) target.close();
 });
 
-/** A loopback server that records the paths it was asked for. */
-async function loopbackTarget(): Promise<{ port: number; seen: string[] }> {
+/** A server on loopback (or `host`) that records the paths it was asked for. */
+async function loopbackTarget(host = "127.0.0.1"): Promise<{ port: number; seen: string[] }> {
   const seen: string[] = [];
   const target = createServer((request, response) => {
     seen.push(request.url ?? "");
     response.end(`target saw ${request.url}\n`);
   });
   targets.push(target);
-  await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => target.listen(0, host, resolve));
   return { port: (target.address() as AddressInfo).port, seen };
 }
 
@@ -85,19 +89,38 @@ describe.each(Object.keys(execServers) as (keyof typeof execServers)[])("the Cod
   });
 });
 
-describe("the Codex agent with a transparent_tcp profile", () => {
-  it("runs against upstream; execmux, which reports networkProxyTransparentTcp false, is refused by the agent before anything runs", async () => {
-    const target = await loopbackTarget();
-    // No proxy variables used: transparent TCP would carry even this through the policy.
-    const command = `curl -s -m 10 --noproxy '*' http://127.0.0.1:${target.port}/transparent; echo "exit $?"`;
-    const upstream = await runWithProfile("upstream", { ...PROFILE, transparentTcp: true }, command);
-    expect(upstream.run, upstream.run.stderr).toMatchObject({ exitCode: 0, timedOut: false });
-    expect(upstream.tap.requestsFor("process/start")).toEqual([
+/** Transparent TCP needs a destination off loopback: this machine's first non-internal IPv4 address (a private one, named exactly). */
+const externalAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((entry) => entry?.family === "IPv4" && !entry.internal)?.address;
+
+describe.each(Object.keys(execServers) as (keyof typeof execServers)[])("the Codex agent with a transparent_tcp profile and %s as its environment", (server) => {
+  it("carries a connection that ignores the proxy variables through the policy", async () => {
+    if (!externalAddress) throw new Error("this test needs a non-loopback IPv4 address on this machine");
+    const target = await loopbackTarget(externalAddress);
+    const profile: NetworkProfile = { domains: { [externalAddress]: "allow", "denied.example": "deny" }, transparentTcp: true };
+    // --noproxy '*': no proxy variable is used; only transparent TCP can carry these.
+    const { tap, model, run } = await runWithProfile(
+      server,
+      profile,
+      `curl -sS -m 10 --noproxy '*' http://${externalAddress}:${target.port}/transparent; echo "allowed exit $?"; curl -sS -m 10 --noproxy '*' http://denied.example/ 2>&1; echo "denied exit $?"`,
+    );
+
+    expect(model.failures, run.stderr).toEqual([]);
+    expect(run, run.stderr).toMatchObject({ exitCode: 0, timedOut: false });
+    const output = model.toolResults[0]!.output;
+    expect(output).toContain("target saw /transparent\nallowed exit 0");
+    // Refused: the connection is reset.
+    expect(output).toContain("Connection reset by peer");
+    expect(output).toContain("denied exit 56");
+    expect(target.seen).toEqual(["/transparent"]);
+    expect(tap.requestsFor("process/start")).toEqual([
       expect.objectContaining({ networkProxy: expect.objectContaining({ proxy: expect.objectContaining({ transparentTcp: true }) }) }),
     ]);
-
-    const execmux = await runWithProfile("execmux", { ...PROFILE, transparentTcp: true }, command);
-    expect(`${execmux.run.stdout}${execmux.run.stderr}`).toContain("does not support transparent TCP");
-    expect(execmux.tap.requestsFor("process/start")).toEqual([]);
+    const decisions = tap.frames.filter((frame) => frame.message?.method === "network/policyDecision").map((frame) => frame.message!.params);
+    expect(decisions).toEqual([
+      expect.objectContaining({ decision: "allow", host: externalAddress, port: target.port, protocol: "socks5_tcp" }),
+      expect.objectContaining({ decision: "deny", reason: "denied", host: "denied.example", protocol: "socks5_tcp" }),
+    ]);
   });
 });

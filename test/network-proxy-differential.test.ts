@@ -8,6 +8,7 @@
  * `<http>` (127.0.0.1): it is reachable only because the policy names
  * 127.0.0.1 exactly (a local literal needs that, or allowLocalBinding).
  */
+import { networkInterfaces } from "node:os";
 import { describeDifferential, type DifferentialCase } from "./helpers/differential.js";
 import { codexWorkspaceWriteStart, events, start } from "./helpers/exec-server-frames.js";
 import { HttpTarget } from "./helpers/http-target.js";
@@ -261,7 +262,73 @@ const confined: DifferentialCase[] = [
   },
 ];
 
+/**
+ * Transparent TCP needs a destination off loopback (loopback stays the
+ * sandbox's own): the target listens on this machine's first non-internal
+ * IPv4 address (192.0.2.2 on the test VMs, a private address, so the profile
+ * names it exactly).
+ */
+const externalAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((entry) => entry?.family === "IPv4" && !entry.internal)?.address;
+
+class ExternalTarget {
+  private readonly inner = new HttpTarget();
+  private port = 0;
+  get origin(): string {
+    return `http://${externalAddress}:${this.port}`;
+  }
+  async start(): Promise<void> {
+    if (!externalAddress) throw new Error("transparent TCP cases need a non-loopback IPv4 address on this machine");
+    await this.inner.start(externalAddress);
+    this.port = Number(new URL(this.inner.origin).port);
+  }
+  stop(): Promise<void> {
+    return this.inner.stop();
+  }
+}
+
+/** A transparent-TCP start in the profile today's Codex sends (network enabled, enforced), the target's address allowed. */
+const transparentStart = (script: string, domains: Record<string, string> = { [externalAddress ?? "none"]: "allow" }) =>
+  sandboxed(script, { transparentTcp: true, domains });
+
+const transparent: DifferentialCase[] = [
+  {
+    name: "transparent TCP: the proxy environment is the same",
+    steps: [transparentStart(PROXY_ENV), events("sandboxed")],
+  },
+  {
+    name: "transparent TCP: a connection that ignores the proxy variables goes through the policy",
+    steps: [
+      transparentStart(`curl -s -m 10 --noproxy '*' <http>/hello; echo " exit $?"`),
+      events("sandboxed"),
+      decision({ protocol: "socks5_tcp" }),
+    ],
+  },
+  {
+    name: "transparent TCP: a host the policy does not allow is reset",
+    steps: [
+      transparentStart(`curl -sS -m 10 --noproxy '*' <http>/hello 2>&1; echo " exit $?"`, { "other.example": "allow" }),
+      events("sandboxed"),
+      decision({ protocol: "socks5_tcp" }),
+    ],
+  },
+  {
+    name: "transparent TCP: a name is judged by its name",
+    steps: [
+      transparentStart(`curl -sS -m 10 --noproxy '*' http://denied.example/ 2>&1; echo " exit $?"`, { "denied.example": "deny" }),
+      events("sandboxed"),
+      decision({ host: "denied.example" }),
+    ],
+  },
+  {
+    name: "transparent TCP: loopback stays the sandbox's own",
+    steps: [transparentStart(`curl -sS -m 10 --noproxy '*' http://127.0.0.1:<http-port>/ 2>&1; echo " exit $?"`), events("sandboxed")],
+  },
+];
+
 describeDifferential("process/start networkProxy: validation", validation);
 describeDifferential("process/start networkProxy: unsandboxed", unsandboxed, { httpTarget: new HttpTarget() });
 describeDifferential("process/start networkProxy: sandboxed", confined, { httpTarget: new HttpTarget() });
 describeDifferential("process/start networkProxy: domain review", review, { httpTarget: new HttpTarget() });
+describeDifferential("process/start networkProxy: transparent TCP", transparent, { httpTarget: new ExternalTarget() });

@@ -26,6 +26,8 @@ function blockedBody(verdict: Verdict, protocol: NetworkProtocol, host: string, 
 
 /** Where the client side of each accepted socket is (the relay tells it for sandboxed processes). */
 export const CLIENT_ADDRESS = Symbol("client address");
+/** Where a transparently redirected connection was headed (`host:port`, from the relay). */
+export const TARGET_ADDRESS = Symbol("target address");
 type TaggedSocket = Socket & { [CLIENT_ADDRESS]?: string };
 
 /** Headers meant for the proxy, which upstream does not pass on (proxy-chain drops the standard hop-by-hop ones itself). */
@@ -83,6 +85,7 @@ export class HttpFront {
     // proxy-chain refuses sockets without a peer address: a unix socket from the relay has none.
     if (!socket.remoteAddress) Object.defineProperty(socket, "remoteAddress", { value: "127.0.0.1" });
     this.proxy.server.emit("connection", socket);
+    socket.resume();
   }
 
   close(): void {

@@ -22,10 +22,11 @@ import { createServer, type AddressInfo, type Server, type Socket } from "node:n
 import { join } from "node:path";
 import { RELAY_FILE, RELAY_SCRIPT } from "../sandbox/network-relay.js";
 import { Gate, type Decider, type DecisionRecord } from "./gate.js";
-import { CLIENT_ADDRESS, HttpFront } from "./http-front.js";
+import { CLIENT_ADDRESS, HttpFront, TARGET_ADDRESS } from "./http-front.js";
 import type { NetworkPolicy } from "./policy.js";
 import { proxyEnvironment } from "./proxy-env.js";
 import { SocksFront } from "./socks-front.js";
+import { TransparentFront } from "./transparent-front.js";
 
 /** Proxied connections open at once for one process. */
 export const PROCESS_MAX_CONNECTIONS = 256;
@@ -34,7 +35,7 @@ export const DAEMON_MAX_CONNECTIONS = 2048;
 let daemonConnections = 0;
 
 /** The relay's first line on each bridged connection names the client inside the sandbox (`address:port`). */
-const PREAMBLE_MAX_BYTES = 64;
+const PREAMBLE_MAX_BYTES = 400;
 
 export interface BridgeRoute {
   /** The loopback port inside the sandbox the environment names. */
@@ -43,11 +44,19 @@ export interface BridgeRoute {
   readonly socket: string;
 }
 
+export interface ProxyBridge {
+  readonly directory: string;
+  readonly relayScript: string;
+  readonly routes: readonly BridgeRoute[];
+  /** Transparent TCP: the relay's redirect port, the daemon's socket for it, and its resolver's port. */
+  readonly transparent?: { readonly tcpPort: number; readonly socket: string; readonly dnsPort: number } | undefined;
+}
+
 export interface NetworkProxyLaunch {
   /** Variables to lay over the process's environment. */
   readonly env: Record<string, string>;
   /** For a sandboxed process: the directory to bind in, the relay's script there, and its routes. */
-  readonly bridge?: { readonly directory: string; readonly relayScript: string; readonly routes: readonly BridgeRoute[] };
+  readonly bridge?: ProxyBridge;
   /** Stops the fronts and every connection they carry. */
   close(): void;
 }
@@ -56,6 +65,8 @@ export interface LaunchOptions {
   readonly policy: NetworkPolicy;
   readonly enableSocks5: boolean;
   readonly allowLocalBinding: boolean;
+  /** Every TCP connection of the (sandboxed) process goes through the proxy, not only those that ask it. */
+  readonly transparentTcp?: boolean;
   /** Where a sandboxed process's sockets go (a directory no sandbox sees); absent: unsandboxed. */
   readonly socketParent?: string | undefined;
   readonly report: (record: DecisionRecord) => void;
@@ -67,6 +78,7 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
   const gate = new Gate({ policy: options.policy, decider: options.decider, report: options.report, protectedPorts: options.protectedPorts });
   const http = new HttpFront(gate);
   const socks = options.enableSocks5 ? new SocksFront(gate) : undefined;
+  const transparent = options.transparentTcp && options.socketParent ? new TransparentFront(gate) : undefined;
   const servers: Server[] = [];
   const open = new Set<Socket>();
   let closed = false;
@@ -105,12 +117,14 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
     };
     const httpEndpoint = await listen(http, "http.sock");
     const socksEndpoint = socks ? await listen(socks, "socks.sock") : undefined;
+    const transparentEndpoint = transparent ? await listen(transparent, "tcp.sock") : undefined;
     const close = () => {
       if (closed) return;
       closed = true;
       for (const server of servers) server.close();
       http.close();
       socks?.close();
+      transparent?.close();
       for (const socket of open) socket.destroy();
       if (directory) rmSync(directory, { recursive: true, force: true });
     };
@@ -119,11 +133,18 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
       return { env, close };
     }
     // Inside the namespace nothing else listens yet: any two ports will do.
-    const httpPort = randomInt(20000, 40000);
-    const socksPort = socks ? randomInt(40000, 60000) : undefined;
+    const httpPort = randomInt(20000, 30000);
+    const socksPort = socks ? randomInt(30000, 40000) : undefined;
     const routes: BridgeRoute[] = [{ port: httpPort, socket: httpEndpoint as string }];
     if (socksPort !== undefined) routes.push({ port: socksPort, socket: socksEndpoint as string });
-    const bridge = { directory, relayScript: join(directory, RELAY_FILE), routes };
+    const bridge: ProxyBridge = {
+      directory,
+      relayScript: join(directory, RELAY_FILE),
+      routes,
+      transparent: transparentEndpoint
+        ? { tcpPort: randomInt(40000, 50000), socket: transparentEndpoint as string, dnsPort: randomInt(50000, 60000) }
+        : undefined,
+    };
     return { env: proxyEnvironment({ httpPort, socksPort, allowLocalBinding: options.allowLocalBinding }), bridge, close };
   } catch (error) {
     for (const server of servers) server.close();
@@ -132,8 +153,8 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
   }
 }
 
-/** Reads the relay's `address:port\n` line, then hands the rest of the stream on. */
-function readPreamble(socket: Socket & { [CLIENT_ADDRESS]?: string }, next: () => void): void {
+/** Reads the relay's `address:port[ target]\n` line, then hands the rest of the stream on. */
+function readPreamble(socket: Socket & { [CLIENT_ADDRESS]?: string; [TARGET_ADDRESS]?: string }, next: () => void): void {
   let seen = Buffer.alloc(0);
   const onData = (chunk: Buffer) => {
     seen = Buffer.concat([seen, chunk]);
@@ -144,12 +165,13 @@ function readPreamble(socket: Socket & { [CLIENT_ADDRESS]?: string }, next: () =
     }
     socket.off("data", onData);
     socket.pause();
-    const client = seen.subarray(0, end).toString("latin1");
+    const [client = "", target] = seen.subarray(0, end).toString("latin1").split(" ");
     socket[CLIENT_ADDRESS] = /^[0-9a-f.:]{1,60}$/i.test(client) ? client : "127.0.0.1:0";
+    if (target !== undefined) socket[TARGET_ADDRESS] = target;
     const rest = seen.subarray(end + 1);
     if (rest.length > 0) socket.unshift(rest);
+    // Paused until the front is ready for the bytes that follow (each resumes it).
     next();
-    socket.resume();
   };
   socket.on("data", onData);
 }

@@ -55,6 +55,7 @@ export class SocksFront {
     socket.once("close", () => this.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     this.server._handleConnection(socket);
+    socket.resume();
   }
 
   close(): void {

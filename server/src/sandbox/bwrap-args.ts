@@ -53,16 +53,27 @@ function mountArgs(policy: SandboxPolicy): string[] {
   return args;
 }
 
-/** Everything between `bwrap` and `--`, with the child starting in `cwd` (canonical). */
-export function bwrapArgs(policy: SandboxPolicy, cwd: string): string[] {
+/**
+ * Everything between `bwrap` and `--`, with the child starting in `cwd` (canonical).
+ *
+ * `netAdmin` (transparent TCP, network-relay.ts): the relay that runs first
+ * keeps CAP_NET_ADMIN, to redirect the namespace's TCP to itself, and
+ * CAP_SETPCAP, to empty the program's bounding set before it runs (setpriv).
+ * Without --disable-userns: it puts the program in a nested user namespace,
+ * which would not own the network namespace the relay must configure. The
+ * program still cannot make a usable one (no_new_privs, no capabilities; the
+ * uid map write is refused).
+ */
+export function bwrapArgs(policy: SandboxPolicy, cwd: string, options: { netAdmin?: boolean } = {}): string[] {
   return [
     "--unshare-user",
-    "--disable-userns",
+    ...(options.netAdmin ? [] : ["--disable-userns"]),
     "--unshare-pid",
     "--unshare-ipc",
     ...(policy.isolateNetwork ? ["--unshare-net"] : []),
     "--cap-drop",
     "ALL",
+    ...(options.netAdmin ? ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SETPCAP"] : []),
     ...mountArgs(policy),
     "--chdir",
     cwd,

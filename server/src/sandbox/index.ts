@@ -38,7 +38,14 @@ export interface ProcessSandboxOptions extends SandboxOptions {
   readonly enforceManagedNetwork?: boolean;
   readonly managedNetwork?: boolean;
   /** An executor-local proxy to bridge in (network-proxy/launch.ts): its socket directory and the relay's routes. */
-  readonly proxyBridge?: { readonly directory: string; readonly relayScript: string; readonly routes: readonly RelayRoute[] } | undefined;
+  readonly proxyBridge?:
+    | {
+        readonly directory: string;
+        readonly relayScript: string;
+        readonly routes: readonly RelayRoute[];
+        readonly transparent?: { readonly tcpPort: number; readonly socket: string; readonly dnsPort: number } | undefined;
+      }
+    | undefined;
 }
 
 export interface PreparedProcessSandbox {
@@ -75,18 +82,38 @@ export async function prepareProcessSandbox(
   // A profile that restricts nothing (disabled, unrestricted with network) runs as without a sandbox, and says so.
   if (writesWholeDisk(context.permissions) && !policy.isolateNetwork) return { sandboxType: "none", policy, wrap: undefined };
   const tools = await requireTools();
-  const args = bwrapArgs(policy, realpathSync(options.processCwd));
-  const relay = options.proxyBridge ? { perl: requirePerl(), script: options.proxyBridge.relayScript, routes: options.proxyBridge.routes } : undefined;
+  const bridge = options.proxyBridge;
+  const transparent = bridge?.transparent ? { relay: { ...bridge.transparent, ...requireTransparentTools() }, setpriv: requireTool("setpriv", "util-linux's setpriv") } : undefined;
+  const args = bwrapArgs(policy, realpathSync(options.processCwd), { netAdmin: transparent !== undefined });
+  const relay = bridge ? { perl: requireTool("perl", "perl"), script: bridge.relayScript, routes: bridge.routes, transparent } : undefined;
   return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0, relay) };
 }
 
-/** The relay of a proxied sandbox runs on perl (perl-base); without it the proxy cannot be bridged in: refused. */
-function requirePerl(): string {
+/** Where the relay's tools are looked for: the daemon's PATH, then where Debian keeps them (ip and iptables are in sbin). */
+const TOOL_PATH = `${process.env.PATH ?? ""}:/usr/bin:/bin:/usr/sbin:/sbin`;
+
+function findTool(name: string): string | undefined {
   try {
-    return resolveExecutable("perl", "/", `${process.env.PATH ?? ""}:/usr/bin:/bin`);
+    return resolveExecutable(name, "/", TOOL_PATH);
   } catch {
-    throw invalidParams("the executor-local network proxy cannot be bridged into the sandbox: perl is not installed on this executor");
+    return undefined;
   }
+}
+
+/** A tool the proxy's relay needs; without it the proxy cannot be bridged in, and the start is refused. */
+function requireTool(name: string, what: string): string {
+  const found = findTool(name);
+  if (!found) throw invalidParams(`the executor-local network proxy cannot be bridged into the sandbox: ${what} is not installed on this executor`);
+  return found;
+}
+
+function requireTransparentTools(): { ip: string; iptables: string } {
+  return { ip: requireTool("ip", "iproute2's ip (for transparent TCP)"), iptables: requireTool("iptables", "iptables (for transparent TCP)") };
+}
+
+/** Whether transparent TCP can be set up here: a sandbox, and the relay's tools (environment/info's networkProxyTransparentTcp). */
+export async function transparentTcpSupported(): Promise<boolean> {
+  return (await sandboxAvailability()).available && ["perl", "ip", "iptables", "setpriv"].every((name) => findTool(name) !== undefined);
 }
 
 /** What a confined fs call runs in (see confined-call.ts). */

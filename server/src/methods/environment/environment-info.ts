@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
 import { pathToFileUri, type EnvironmentCapabilities, type EnvironmentInfo } from "@execmux/shared";
-import { sandboxSupport } from "../../sandbox/index.js";
+import { sandboxSupport, transparentTcpSupported } from "../../sandbox/index.js";
 import { EXECMUX_VERSION } from "../../version.js";
 
 /**
@@ -17,6 +17,7 @@ import { EXECMUX_VERSION } from "../../version.js";
 const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyLaunch: true,
   networkProxyReviewDomains: true,
+  /** Replaced by what this host can do (sandbox/index.ts transparentTcpSupported). */
   networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,
@@ -55,7 +56,7 @@ async function describe(): Promise<EnvironmentInfo> {
     // Upstream lists TMPDIR only, and nothing when it is unset.
     temporaryDirectories: process.env.TMPDIR ? [pathToFileUri(process.env.TMPDIR)] : [],
     tempDir: pathToFileUri(tmpdir()),
-    capabilities: CAPABILITIES,
+    capabilities: { ...CAPABILITIES, networkProxyTransparentTcp: await transparentTcpSupported() },
     sandbox: await sandboxSupport(),
   };
 }

@@ -55,7 +55,6 @@ export async function processStart(
  * false send them. (A `sandbox` is enforced, or refused, by sandbox/.)
  */
 function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
-  if (params.networkProxy?.proxy.transparentTcp) throw invalidParams("transparent TCP is not supported on this executor");
   if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
 }
 
@@ -100,6 +99,8 @@ async function startNetworkProxy(
     policy,
     enableSocks5: launch.proxy.enableSocks5,
     allowLocalBinding: launch.proxy.allowLocalBinding,
+    // checkNetworkParams let it through only with a managed sandbox, which confines().
+    transparentTcp: launch.proxy.transparentTcp === true,
     // The state directory is hidden from every sandbox (sandbox/hidden-paths.ts).
     socketParent: confines(params) ? join(stateDirectory(config.stateDirectory), "network-proxy") : undefined,
     protectedPorts: () => daemonPorts,
