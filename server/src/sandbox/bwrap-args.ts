@@ -20,7 +20,12 @@ function mountArgs(policy: SandboxPolicy): string[] {
   const args = root?.access === "write" ? ["--bind", "/", "/"] : ["--ro-bind", "/", "/"];
   // A fresh /dev (null, zero, random, tty, a private devpts and /dev/shm) and
   // the PID namespace's own /proc: nothing of the host's devices or processes.
-  args.push("--dev", "/dev", "--proc", "/proc");
+  // Upstream's rule for a writable `/` (linuxRootWritePreservesDevices): the
+  // standard devices when the profile restricts anything below it, the host's
+  // /dev when it restricts nothing (the whole disk is the profile's to write;
+  // only its network is confined then).
+  const restrictsNothing = root?.access === "write" && rules.every((rule) => rule.access === "write" || rule.daemonPrivate === true);
+  args.push(...(restrictsNothing ? ["--dev-bind", "/dev", "/dev"] : ["--dev", "/dev"]), "--proc", "/proc");
   const remountReadOnly: string[] = [];
   const applied = root ? [root] : [];
   for (const rule of rules) {

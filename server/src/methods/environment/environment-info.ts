@@ -29,6 +29,9 @@ const CAPABILITIES: EnvironmentCapabilities = {
   fsWatchMissing: false,
   fileWriteStreaming: false,
   credentialMasking: false,
+  linuxRootWritePreservesDevices: true,
+  // Not found out yet what the approved (escalated) path sends: false, so clients do not rely on it.
+  linuxApprovedRootWritePreservesRestrictions: false,
 };
 
 /** The user's login shell, as upstream reports it; bash, then sh, when $SHELL is unset or gone. */
