@@ -59,10 +59,17 @@ async function setUp(): Promise<Setup> {
 }
 
 /** A sandboxed (workspace-write, network through the proxy) `sh -c script`; resolves with its output once closed. */
-async function runProxied(setup: Setup, processId: string, script: string, proxy: Record<string, unknown> = {}): Promise<{ output: string; exitCode: unknown }> {
+async function runProxied(
+  setup: Setup,
+  processId: string,
+  script: string,
+  proxy: Record<string, unknown> = {},
+  tty = false,
+): Promise<{ output: string; exitCode: unknown }> {
   const sandbox = codexSandbox("workspace-write", setup.project);
   const started = await setup.client.request("process/start", {
     processId,
+    tty,
     argv: ["/bin/sh", "-c", script],
     cwd: setup.project,
     env: { PATH: "/usr/bin:/bin" },
@@ -128,10 +135,15 @@ describe("the executor-local proxy of a sandboxed process", () => {
     expect(existsSync(proxies) ? readdirSync(proxies) : []).toEqual([]);
   });
 
-  it("keeps the program's exit code and signal death", async () => {
+  it("keeps the program's exit code and signal death, and its terminal", async () => {
     const setup = await setUp();
     expect((await runProxied(setup, "code", "exit 7")).exitCode).toBe(7);
     expect((await runProxied(setup, "signal", "kill -TERM $$")).exitCode).toBe(143);
+    // bwrap shows the terminal as /dev/console in a fresh /dev, with or without the relay.
+    const { output, exitCode } = await runProxied(setup, "pty", 'test -t 0 && test -t 1 && echo "on a terminal"; echo "$HTTP_PROXY"', {}, true);
+    expect(output).toContain("on a terminal");
+    expect(output).toMatch(/http:\/\/127\.0\.0\.1:\d+/);
+    expect(exitCode).toBe(0);
   });
 });
 
