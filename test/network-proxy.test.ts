@@ -44,6 +44,7 @@ async function loopbackTarget(): Promise<string> {
 
 interface Setup {
   readonly client: WireClient;
+  readonly url: string;
   readonly daemonPort: number;
   readonly project: string;
   readonly stateDirectory: string;
@@ -55,7 +56,7 @@ async function setUp(): Promise<Setup> {
     HOME: scratchDirectory("netproxy-home"),
   });
   const client = await WireClient.ready(daemon.url);
-  return { client, daemonPort: Number(new URL(daemon.url).port), project: realpathSync(scratchDirectory("netproxy-project")), stateDirectory };
+  return { client, url: daemon.url, daemonPort: Number(new URL(daemon.url).port), project: realpathSync(scratchDirectory("netproxy-project")), stateDirectory };
 }
 
 /** A sandboxed (workspace-write, network through the proxy) `sh -c script`; resolves with its output once closed. */
@@ -144,6 +145,35 @@ describe("the executor-local proxy of a sandboxed process", () => {
     expect(output).toContain("on a terminal");
     expect(output).toMatch(/http:\/\/127\.0\.0\.1:\d+/);
     expect(exitCode).toBe(0);
+  });
+});
+
+describe("domain review when the client goes away", () => {
+  it("denies the waiting connection at once, and a new client can go on", async () => {
+    const setup = await setUp();
+    const target = await loopbackTarget();
+    const started = await setup.client.request("process/start", {
+      processId: "reviewed",
+      argv: ["/bin/sh", "-c", `curl -s -m 30 --noproxy '' -x "$HTTP_PROXY" -o /dev/null -w '%{http_code}' ${target}/; echo " reviewed"`],
+      cwd: setup.project,
+      env: { PATH: "/usr/bin:/bin" },
+      // A review the client never answers would hold the connection for a minute.
+      networkProxy: { proxy: { ...PROXY, domains: {}, allowLocalBinding: true }, policyDecisionTimeoutMs: 60_000 },
+    });
+    expect(started.error).toBeUndefined();
+    const asked = await setup.client.next((message) => message.method === "network/policyRequest");
+    expect(asked.params).toMatchObject({ processId: "reviewed", request: { protocol: "http", host: "127.0.0.1" } });
+    const sessionId = (setup.client.messages.find((message) => message.result?.sessionId)?.result?.sessionId as string) ?? "";
+    setup.client.close();
+    // The same session from a new connection: the denied request's output is there.
+    const again = await WireClient.connect(setup.url);
+    await again.request("initialize", { clientName: "conformance", resumeSessionId: sessionId });
+    again.send({ method: "initialized", params: {} });
+    await vi.waitFor(async () => {
+      const read = await again.call<{ chunks: { chunk: string }[]; closed: boolean }>("process/read", { processId: "reviewed", afterSeq: 0 });
+      expect(read.closed).toBe(true);
+      expect(read.chunks.map(({ chunk }) => Buffer.from(chunk, "base64").toString()).join("")).toBe("403 reviewed\n");
+    });
   });
 });
 
