@@ -23,6 +23,8 @@ await build({
   format: "esm",
   target: "node20",
   minify: true,
+  // Libraries tell errors apart by their class names (proxy-chain: `error.name === "RequestError"`, set from `RequestError.name`).
+  keepNames: true,
   legalComments: "none",
   // Loaded with require() (createRequire) only when asked for, or with a native part.
   external: ["pino-pretty", "node-pty"],

@@ -245,6 +245,7 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
             address: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
             client: verdict.client,
             observesAll: verdict.observesAll,
+            localPort: request.socket.localPort,
           };
           opened.serveWebSocket(webSocket, peer, connectionLog);
         });

@@ -24,6 +24,12 @@ export interface AgentOptions {
   readonly projectDir: string;
   readonly prompt: string;
   readonly sandboxMode?: SandboxMode;
+  /**
+   * Instead of a sandbox mode: Codex's workspace permission profile with its
+   * network through the executor-local proxy (`[features] network_proxy`),
+   * these domains allowed or denied, and transparent TCP when asked.
+   */
+  readonly networkProfile?: NetworkProfile;
   /** A run that has not finished by then is killed, so a stuck agent fails with its output instead of a bare test timeout. */
   readonly timeoutMs?: number;
 }
@@ -61,13 +67,33 @@ const MODEL_CATALOG = {
   ],
 };
 
-function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath: string): string {
+export interface NetworkProfile {
+  readonly domains: Readonly<Record<string, "allow" | "deny">>;
+  readonly transparentTcp?: boolean;
+}
+
+/** A permission profile extending `:workspace`, its network enabled through the proxy (permission profiles cannot sit beside sandbox_mode). */
+function networkProfileToml(profile: NetworkProfile): string[] {
+  return [
+    `[features]`,
+    `network_proxy = true`,
+    `[permissions.proxied]`,
+    `extends = ":workspace"`,
+    `[permissions.proxied.network]`,
+    `enabled = true`,
+    ...(profile.transparentTcp ? [`transparent_tcp = true`] : []),
+    `[permissions.proxied.network.domains]`,
+    ...Object.entries(profile.domains).map(([domain, permission]) => `${JSON.stringify(domain)} = "${permission}"`),
+  ];
+}
+
+function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath: string, networkProfile?: NetworkProfile): string {
   return [
     `model = "mock-model"`,
     `model_provider = "mock"`,
     `model_catalog_json = ${JSON.stringify(catalogPath)}`,
     `approval_policy = "never"`,
-    `sandbox_mode = "${sandboxMode}"`,
+    networkProfile ? `default_permissions = "proxied"` : `sandbox_mode = "${sandboxMode}"`,
     `[model_providers.mock]`,
     `name = "mock"`,
     `base_url = ${JSON.stringify(modelBaseUrl)}`,
@@ -75,6 +101,8 @@ function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath:
     // One try: a request the script did not expect fails the run instead of being replayed.
     `request_max_retries = 0`,
     `stream_max_retries = 0`,
+    // Tables last: every key after a table header belongs to it.
+    ...(networkProfile ? networkProfileToml(networkProfile) : []),
     "",
   ].join("\n");
 }
@@ -92,7 +120,7 @@ export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
   mkdirSync(codexHome, { recursive: true });
   const catalogPath = join(codexHome, "mock-model-catalog.json");
   writeFileSync(catalogPath, JSON.stringify(MODEL_CATALOG));
-  writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath));
+  writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath, options.networkProfile));
   if (options.environmentsToml !== undefined) writeFileSync(join(codexHome, "environments.toml"), options.environmentsToml, { mode: 0o600 });
 
   // Not the developer's environment: an OPENAI_BASE_URL or CODEX_HOME there would send the agent elsewhere.

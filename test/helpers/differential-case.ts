@@ -29,6 +29,11 @@ export type Step =
   | ({ reply: number | string } & On)
   /** Records the first notification of this method whose params contain `where`. */
   | ({ notification: string; where?: Record<string, unknown> } & On)
+  /**
+   * Records the first request of this method the server sent (network/policyRequest) and answers
+   * it with `result` or `error`; with neither, leaves it unanswered.
+   */
+  | ({ answer: string; result?: unknown; error?: unknown } & On)
   /** Records every process/* notification of a process up to process/closed, output merged per stream. */
   | ({ processEvents: string } & On)
   /** Records the http/request/bodyDelta stream of a request id up to `done`, and whether reply `replyId` came first. */

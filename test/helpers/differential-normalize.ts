@@ -27,6 +27,8 @@ const HOST_FIELDS = ["cwd", "userHomeDir", "tempDir", "temporaryDirectories", "p
 export function normalize(value: unknown, context: NormalizeContext): unknown {
   const replacements = pathReplacements(context);
   const visit = (node: unknown, key?: string): unknown => {
+    // network/policyDecision's clock reading, an RFC 3339 string.
+    if (typeof node === "string" && key === "timestamp") return "<time>";
     if (typeof node === "string") return normalizeString(BASE64_KEYS.has(key ?? "") ? decodeBase64(node) : node, replacements, context);
     if (typeof node === "number") return normalizeNumber(node, key);
     if (Array.isArray(node)) return sortedIfEntries(withoutConnectionHeaders(node, key).map((item) => visit(item)), key);

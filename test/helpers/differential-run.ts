@@ -57,11 +57,12 @@ class CaseRun {
     this.observations.push({ step, observed: normalize(observed, this.context) });
   }
 
-  /** `<scratch>`, `<http>` and `<session:NAME>` in a frame, made concrete for this server. */
+  /** `<scratch>`, `<http>`, `<http-port>` and `<session:NAME>` in a frame, made concrete for this server. */
   fill<T>(value: T): T {
     const text = JSON.stringify(value)
       .replaceAll("<scratch>", this.context.scratch)
       .replaceAll("<http>", this.context.httpOrigin ?? "<http>")
+      .replaceAll("<http-port>", this.context.httpOrigin?.replace(/^.*:/, "") ?? "<http-port>")
       .replace(/<session:(\w+)>/g, (_match, name: string) => this.sessions.get(name) ?? `<no session on ${name}>`);
     return JSON.parse(text) as T;
   }
@@ -140,6 +141,16 @@ async function runStep(run: CaseRun, step: Step, recorded: boolean): Promise<voi
       run.timeoutMs,
     );
     record(`${on}: notification ${step.notification}`, observed(found));
+  } else if ("answer" in step) {
+    const found = await connection.waitFor(
+      (frames) => takeFirst(frames, (message) => message["method"] === step.answer && message["id"] !== undefined),
+      run.timeoutMs,
+    );
+    if ("ok" in found && ("result" in step || "error" in step)) {
+      const reply = "error" in step ? { id: found.ok["id"], error: step.error } : { id: found.ok["id"], result: step.result };
+      connection.send(JSON.stringify(reply));
+    }
+    record(`${on}: request ${step.answer} from the server`, observed(found));
   } else if ("processEvents" in step) {
     const processId = run.fill(step.processEvents);
     const outcome = run.started.has(processId) ? observed(await processEvents(connection, processId, run.timeoutMs)) : "<not started>";

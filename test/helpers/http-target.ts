@@ -14,18 +14,22 @@ export class HttpTarget {
   private server: Server | undefined;
   private readonly held = new Map<string, ServerResponse>();
 
+  private host = "127.0.0.1";
+
   get origin(): string {
     if (!this.server) throw new Error("the HTTP target is not started");
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return `http://${this.host}:${(this.server.address() as AddressInfo).port}`;
   }
 
-  async start(): Promise<void> {
+  /** On loopback, or on `host` (an address of this machine). */
+  async start(host = "127.0.0.1"): Promise<void> {
+    this.host = host;
     this.server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => this.route(request.url ?? "/")(request, Buffer.concat(chunks), response));
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => this.server!.listen(0, host, resolve));
   }
 
   async stop(): Promise<void> {

@@ -16,6 +16,7 @@ import type { Caller, SessionRegistry } from "../session/session-registry.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
 import type { ProcessHost } from "../host/process-host.js";
+import { ClientRequests } from "./client-requests.js";
 import { ConnectionResources } from "./connection-resources.js";
 import { dispatch, type RequestScope } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
@@ -24,6 +25,7 @@ import {
   encodeError,
   encodeNotification,
   encodeOutputNotification,
+  encodeRequest,
   encodeResult,
   parseFrame,
 } from "./envelope.js";
@@ -62,6 +64,8 @@ export interface PeerDescription {
   readonly client?: string;
   /** Its credential has observer rights (--observer-token-file): it may list and observe every session. */
   readonly observesAll?: boolean;
+  /** The daemon's port this client came in on: a proxied process must never reach it (network-proxy/gate.ts). */
+  readonly localPort?: number | undefined;
 }
 
 export class Connection implements SessionSink {
@@ -82,6 +86,8 @@ export class Connection implements SessionSink {
   private idleTimer: NodeJS.Timeout | undefined;
   /** Method families' per-connection state (file handles, HTTP streams). */
   private readonly resources = new ConnectionResources();
+  /** Requests the daemon sent the client and waits on (network/policyRequest). */
+  private readonly clientRequests = new ClientRequests((id, method, params) => this.send(encodeRequest(id, method, params, this.jsonrpc)));
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
   /** While `initialize` is being answered, later frames wait in the inbound gate, in order. */
@@ -312,6 +318,22 @@ export class Connection implements SessionSink {
     replayer.pump();
   }
 
+  /** The daemon's listening port this connection came in on (absent over stdio). */
+  get daemonPort(): number | undefined {
+    return this.peer.localPort;
+  }
+
+  /** SessionSink: a request to the client (domain review); fails when it does not answer in time or the connection closes. */
+  requestClient(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+    return this.clientRequests.request(method, params, timeoutMs);
+  }
+
+  /** SessionSink: best effort, as upstream sends these; skipped while the client is not reading. */
+  notify(method: string, params: unknown): void {
+    if (!this.outbound.writable) return;
+    this.guarded(() => this.send(encodeNotification(method, params, this.jsonrpc)));
+  }
+
   processEvent(process: ManagedProcess, event: ProcessEvent): void {
     // Its replay will read this event from the process's log, in its place.
     if (this.replayer?.covers(process)) return;
@@ -364,7 +386,8 @@ export class Connection implements SessionSink {
         this.sendParseError(message.detail);
         return;
       case "response":
-        // The daemon sends no requests: a reply to one is a confused client, and upstream closes on it.
+        if (this.clientRequests.settle(message.id, message.result, message.error)) return;
+        // A reply to a request the daemon never sent is a confused client, and upstream closes on it.
         this.deps.log.info("closing the connection: a response to a request the daemon never sent");
         this.closeWith(1008, "unexpected response");
         return;
@@ -520,6 +543,7 @@ export class Connection implements SessionSink {
     clearTimeout(this.idleTimer);
     this.stopHeartbeat();
     this.outbound.close();
+    this.clientRequests.close();
     try {
       this.closing.abort();
       this.resources.disposeAll();

@@ -13,8 +13,8 @@ import { Utf8Text } from "./transport.js";
 export type Incoming =
   | { kind: "request"; id: RequestId; method: string; params: unknown; jsonrpc: boolean }
   | { kind: "notification"; method: string; params: unknown; jsonrpc: boolean }
-  /** A reply from the client: the daemon sends no requests, so it is ignored. */
-  | { kind: "response" }
+  /** A reply from the client to a request the daemon sent (client-requests.ts), or to none. */
+  | { kind: "response"; id: unknown; result?: unknown; error?: unknown }
   /** Not a JSON-RPC message at all; the connection words upstream's reply (id -1). */
   | { kind: "malformed"; detail: string };
 
@@ -42,7 +42,7 @@ export function parseFrame(text: string): Incoming {
   // Upstream ignores the member; a client that sends it gets replies with it.
   const jsonrpc = message.jsonrpc === "2.0";
   if (message.method === undefined && ("result" in message || "error" in message)) {
-    return { kind: "response" };
+    return { kind: "response", id: message.id, result: message.result, error: message.error };
   }
   if (typeof message.method !== "string") {
     return { kind: "malformed", detail: "a message must have a string `method`, `result` or `error`" };
@@ -64,6 +64,11 @@ export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean): 
 
 export function encodeError(id: RequestId, error: RpcErrorBody, jsonrpc: boolean): string {
   return `${prefix(jsonrpc)}"id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}`;
+}
+
+/** A request from the daemon to the client (network/policyRequest). */
+export function encodeRequest(id: number, method: string, params: unknown, jsonrpc: boolean): string {
+  return `${prefix(jsonrpc)}"id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
 }
 
 export function encodeNotification(method: string, params: unknown, jsonrpc: boolean): string {

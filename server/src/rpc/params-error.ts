@@ -85,8 +85,12 @@ const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
 };
 
 const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();
-/** The Rust integer type a schema declares (shared/src/schemas/common.ts `Unsigned`). */
-const rustIntegerOf = (error: ErrorObject) => (error.parentSchema as { serde?: string } | undefined)?.serde;
+/** The Rust type a schema declares for serde's words: an integer (`Unsigned`) or a struct (`struct Foo`). */
+const serdeTypeOf = (error: ErrorObject) => (error.parentSchema as { serde?: string } | undefined)?.serde;
+const rustIntegerOf = (error: ErrorObject) => {
+  const serde = serdeTypeOf(error);
+  return serde?.startsWith("struct ") ? undefined : serde;
+};
 
 export function paramsErrorMessage(method: string, errors: readonly ErrorObject[] | null | undefined, params?: unknown): string {
   const error = errors?.[0];
@@ -113,7 +117,7 @@ export function paramsErrorMessage(method: string, errors: readonly ErrorObject[
   }
   if (error.keyword === "type") {
     // serde names no field: its message is the value and what it expected.
-    return `invalid type: ${describeValue(error.data)}, expected ${rustInteger ?? EXPECTED[String(error.params.type)] ?? String(error.params.type)}`;
+    return `invalid type: ${describeValue(error.data)}, expected ${serdeTypeOf(error) ?? EXPECTED[String(error.params.type)] ?? String(error.params.type)}`;
   }
   const field = fieldName(error);
   return `invalid value${field ? ` for \`${field}\`` : ""}: ${error.message ?? "not accepted"}`;

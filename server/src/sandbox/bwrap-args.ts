@@ -20,7 +20,12 @@ function mountArgs(policy: SandboxPolicy): string[] {
   const args = root?.access === "write" ? ["--bind", "/", "/"] : ["--ro-bind", "/", "/"];
   // A fresh /dev (null, zero, random, tty, a private devpts and /dev/shm) and
   // the PID namespace's own /proc: nothing of the host's devices or processes.
-  args.push("--dev", "/dev", "--proc", "/proc");
+  // Upstream's rule for a writable `/` (linuxRootWritePreservesDevices): the
+  // standard devices when the profile restricts anything below it, the host's
+  // /dev when it restricts nothing (the whole disk is the profile's to write;
+  // only its network is confined then).
+  const restrictsNothing = root?.access === "write" && rules.every((rule) => rule.access === "write" || rule.daemonPrivate === true);
+  args.push(...(restrictsNothing ? ["--dev-bind", "/dev", "/dev"] : ["--dev", "/dev"]), "--proc", "/proc");
   const remountReadOnly: string[] = [];
   const applied = root ? [root] : [];
   for (const rule of rules) {
@@ -53,16 +58,27 @@ function mountArgs(policy: SandboxPolicy): string[] {
   return args;
 }
 
-/** Everything between `bwrap` and `--`, with the child starting in `cwd` (canonical). */
-export function bwrapArgs(policy: SandboxPolicy, cwd: string): string[] {
+/**
+ * Everything between `bwrap` and `--`, with the child starting in `cwd` (canonical).
+ *
+ * `netAdmin` (transparent TCP, network-relay.ts): the relay that runs first
+ * keeps CAP_NET_ADMIN, to redirect the namespace's TCP to itself, and
+ * CAP_SETPCAP, to empty the program's bounding set before it runs (setpriv).
+ * Without --disable-userns: it puts the program in a nested user namespace,
+ * which would not own the network namespace the relay must configure. The
+ * program still cannot make a usable one (no_new_privs, no capabilities; the
+ * uid map write is refused).
+ */
+export function bwrapArgs(policy: SandboxPolicy, cwd: string, options: { netAdmin?: boolean } = {}): string[] {
   return [
     "--unshare-user",
-    "--disable-userns",
+    ...(options.netAdmin ? [] : ["--disable-userns"]),
     "--unshare-pid",
     "--unshare-ipc",
     ...(policy.isolateNetwork ? ["--unshare-net"] : []),
     "--cap-drop",
     "ALL",
+    ...(options.netAdmin ? ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SETPCAP"] : []),
     ...mountArgs(policy),
     "--chdir",
     cwd,

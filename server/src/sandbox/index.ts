@@ -12,6 +12,7 @@ import { sandboxAvailability, type SandboxAvailability } from "./availability.js
 import { bwrapArgs } from "./bwrap-args.js";
 import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";
 import { launchCommand, type Command, type SandboxTools } from "./launcher.js";
+import type { RelayRoute } from "./network-relay.js";
 import type { SandboxPolicy } from "./policy.js";
 import { resolvePolicy } from "./resolve-policy.js";
 import { writesWholeDisk } from "./whole-disk.js";
@@ -20,7 +21,8 @@ export { isLikelySandboxDenied } from "./sandbox-denied.js";
 export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
 export { readsWholeDisk, writesWholeDisk } from "./whole-disk.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
-export { sandboxSupport } from "./support.js";
+export { sandboxSupport, transparentTcpSupported } from "./support.js";
+import { findTool } from "./support.js";
 export type { SandboxPolicy } from "./policy.js";
 
 /** The `sandboxType` values a Linux executor reports: upstream's for bubblewrap (which it pairs with seccomp). */
@@ -36,6 +38,15 @@ export interface ProcessSandboxOptions extends SandboxOptions {
   readonly processCwd: string;
   readonly enforceManagedNetwork?: boolean;
   readonly managedNetwork?: boolean;
+  /** An executor-local proxy to bridge in (network-proxy/launch.ts): its socket directory and the relay's routes. */
+  readonly proxyBridge?:
+    | {
+        readonly directory: string;
+        readonly relayScript: string;
+        readonly routes: readonly RelayRoute[];
+        readonly transparent?: { readonly tcpPort: number; readonly socket: string; readonly dnsPort: number } | undefined;
+      }
+    | undefined;
 }
 
 export interface PreparedProcessSandbox {
@@ -61,12 +72,27 @@ export async function prepareProcessSandbox(
     hiddenPaths: options.hiddenPaths,
     enforceManagedNetwork: options.enforceManagedNetwork ?? false,
     managedNetwork: options.managedNetwork ?? false,
+    proxyBridge: options.proxyBridge?.directory,
   });
   // A profile that restricts nothing (disabled, unrestricted with network) runs as without a sandbox, and says so.
   if (writesWholeDisk(context.permissions) && !policy.isolateNetwork) return { sandboxType: "none", policy, wrap: undefined };
   const tools = await requireTools();
-  const args = bwrapArgs(policy, realpathSync(options.processCwd));
-  return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0) };
+  const bridge = options.proxyBridge;
+  const transparent = bridge?.transparent ? { relay: { ...bridge.transparent, ...requireTransparentTools() }, setpriv: requireTool("setpriv", "util-linux's setpriv") } : undefined;
+  const args = bwrapArgs(policy, realpathSync(options.processCwd), { netAdmin: transparent !== undefined });
+  const relay = bridge ? { perl: requireTool("perl", "perl"), script: bridge.relayScript, routes: bridge.routes, transparent } : undefined;
+  return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0, relay) };
+}
+
+/** A tool the proxy's relay needs; without it the proxy cannot be bridged in, and the start is refused. */
+function requireTool(name: string, what: string): string {
+  const found = findTool(name);
+  if (!found) throw invalidParams(`the executor-local network proxy cannot be bridged into the sandbox: ${what} is not installed on this executor`);
+  return found;
+}
+
+function requireTransparentTools(): { ip: string; iptables: string } {
+  return { ip: requireTool("ip", "iproute2's ip (for transparent TCP)"), iptables: requireTool("iptables", "iptables (for transparent TCP)") };
 }
 
 /** What a confined fs call runs in (see confined-call.ts). */

@@ -13,6 +13,11 @@
  * daemon reports a signal death anyway.
  */
 
+import { relayCommand, type RelayRoute, type TransparentRelay } from "./network-relay.js";
+
+/** What the program of a transparent-TCP sandbox runs under: no capability in any set, and none to gain. */
+const DROP_EVERY_CAPABILITY = ["--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"];
+
 /**
  * Every signal whose default is to end or stop a process and that a client
  * may send (process/signal) or a terminal may raise. Not SIGCHLD (bwrap
@@ -46,23 +51,29 @@ export interface Command {
  * child's PATH, from the child's cwd, so the program is found as without a
  * sandbox and sees argv[0] as written.
  */
-export function launchCommand(tools: SandboxTools, bwrapArgs: readonly string[], argv: readonly string[], arg0?: string): Command {
+export function launchCommand(
+  tools: SandboxTools,
+  bwrapArgs: readonly string[],
+  argv: readonly string[],
+  arg0?: string,
+  relay?: {
+    readonly perl: string;
+    readonly script: string;
+    readonly routes: readonly RelayRoute[];
+    /** Transparent TCP: the relay's redirect, and setpriv to run the program with no capability left. */
+    readonly transparent?: { readonly relay: TransparentRelay; readonly setpriv: string } | undefined;
+  },
+): Command {
   const [program, ...args] = argv;
   if (program === undefined) throw new Error("argv must not be empty");
   // env would take a program name with "=" for a variable to set.
   const direct = (arg0 === undefined || arg0 === program) && !program.includes("=");
   const inner = direct ? [program, ...args] : ["perl", "-e", EXEC_WITH_ARG0, "--", program, arg0 ?? program, ...args];
+  const restored = [tools.env, `--default-signal=${SHIELDED_SIGNALS}`, "--", ...inner];
+  const command = relay?.transparent ? [relay.transparent.setpriv, ...DROP_EVERY_CAPABILITY, "--", ...restored] : restored;
+  // The relay keeps the ignored signals (it must outlive nothing but the program) and restores them in its child.
   return {
     file: tools.env,
-    args: [
-      `--ignore-signal=${SHIELDED_SIGNALS}`,
-      tools.bwrap,
-      ...bwrapArgs,
-      "--",
-      tools.env,
-      `--default-signal=${SHIELDED_SIGNALS}`,
-      "--",
-      ...inner,
-    ],
+    args: [`--ignore-signal=${SHIELDED_SIGNALS}`, tools.bwrap, ...bwrapArgs, "--", ...(relay ? relayCommand(relay.perl, relay.script, relay.routes, command, relay.transparent?.relay) : command)],
   };
 }

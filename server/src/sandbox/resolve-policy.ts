@@ -29,6 +29,12 @@ export interface ResolveOptions {
   readonly enforceManagedNetwork: boolean;
   /** `managedNetwork` of process/start: a proxy on loopback the child would have to reach. */
   readonly managedNetwork: boolean;
+  /**
+   * The directory of an executor-local proxy's sockets: bound in (read-only:
+   * connecting needs no write), and the network isolated, so the proxy is the
+   * process's only way out.
+   */
+  readonly proxyBridge?: string | undefined;
 }
 
 /** Upstream's read roots for `minimal` on Linux: system binaries and libraries. */
@@ -196,6 +202,10 @@ export function resolvePolicy(permissions: PermissionProfile, paths: PolicyPaths
   const { rules, restrictions } = profileRules(permissions, paths);
   const all = [...rules, ...hiddenRules(options.hiddenPaths)];
   for (const candidate of restrictions) refuseWritableSymlink(candidate, existingPrefix(candidate.logical), all);
+  if (options.proxyBridge) {
+    // Inside the daemon's hidden state directory: this one directory shows through.
+    return makePolicy([...all, { path: realpathSync(options.proxyBridge), access: "read" }], true);
+  }
 
   const networkRestricted = permissions.type !== "disabled" && permissions.network === "restricted";
   if (options.managedNetwork && (networkRestricted || options.enforceManagedNetwork)) {

@@ -13,6 +13,10 @@ import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
   processEvent(process: ManagedProcess, event: ProcessEvent): void;
+  /** A notification outside any process's output stream (network/policyDecision); dropped when the client is not reading. */
+  notify(method: string, params: unknown): void;
+  /** A request to the client (network/policyRequest); rejects without an answer in time. */
+  requestClient(method: string, params: unknown, timeoutMs: number): Promise<unknown>;
   /** Another connection took the session over: stop using it and close. */
   evicted(): void;
 }
@@ -254,6 +258,17 @@ export class Session {
 
   list(): ManagedProcess[] {
     return [...this.processes.values()].filter((entry): entry is ManagedProcess => entry !== STARTING);
+  }
+
+  /** Best effort, as upstream: nothing is kept for a client that is not attached. */
+  notifyClient(method: string, params: unknown): void {
+    this.sink?.notify(method, params);
+  }
+
+  /** Asks the attached client; with none attached, there is nobody to answer. */
+  requestClient(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+    if (!this.sink) return Promise.reject(new Error("no client is attached to the session"));
+    return this.sink.requestClient(method, params, timeoutMs);
   }
 
   /** Called by every process of this session for every event. */

@@ -9,7 +9,12 @@ import { PathUriSchema } from "./common.js";
  * it does not implement, so an unmodified Codex never asks for them.
  */
 export const EnvironmentCapabilitiesSchema = Type.Object({
+  /** process/start's `networkProxy`: an executor-local proxy enforcing the domain policy (server/src/network-proxy/). */
   networkProxyLaunch: Type.Boolean(),
+  /** `network/policyRequest`: hosts the policy leaves open are put to the client (networkProxy.policyDecisionTimeoutMs). */
+  networkProxyReviewDomains: Type.Boolean(),
+  /** `transparentTcp` in networkProxy.proxy and managedNetwork: every TCP connection goes through the proxy. */
+  networkProxyTransparentTcp: Type.Boolean(),
   capabilityDiscoverySandbox: Type.Boolean(),
   capabilityDiscoveryV2: Type.Boolean(),
   environmentConfigRead: Type.Boolean(),
@@ -20,6 +25,10 @@ export const EnvironmentCapabilitiesSchema = Type.Object({
   fsWatchMissing: Type.Boolean(),
   fileWriteStreaming: Type.Boolean(),
   credentialMasking: Type.Boolean(),
+  /** A writable `/` keeps the standard devices (a fresh /dev) when the profile restricts anything below it, the host's /dev otherwise. */
+  linuxRootWritePreservesDevices: Type.Boolean(),
+  /** Approved (escalated) root writes keep devices and denied root-metadata symlink targets. */
+  linuxApprovedRootWritePreservesRestrictions: Type.Boolean(),
 });
 
 export const EnvironmentInfoSchema = Type.Object({

@@ -11,6 +11,7 @@ import {
   Unsigned,
 } from "./common.js";
 import { FileSystemSandboxContextSchema } from "../sandbox-schemas.js";
+import { ManagedNetworkSchema, RemoteNetworkProxyLaunchConfigSchema } from "./network-proxy.js";
 
 export const OutputStreamSchema = Type.Union([
   Type.Literal("stdout"),
@@ -48,14 +49,6 @@ export const EnvPolicySchema = Type.Object(
   }
 );
 
-/** `managedNetwork`: a proxy policy the client already put into `env` (HTTP_PROXY and friends). */
-export const ManagedNetworkSchema = Type.Object({
-  loopbackPorts: Opt(Type.Array(Unsigned("u16"), { maxItems: 1024 })),
-  allowLocalBinding: Opt(Type.Boolean()),
-  allowUnixSockets: Opt(Type.Array(Type.String(), { maxItems: 1024 })),
-  dangerouslyAllowAllUnixSockets: Opt(Type.Boolean()),
-});
-
 export const StartParamsSchema = Type.Object({
   processId: ProcessIdSchema,
   argv: Type.Array(NoNulString({ maxLength: 131072 })),
@@ -76,8 +69,9 @@ export const StartParamsSchema = Type.Object({
   /** Upstream does not enforce this without a sandbox either; accepted as it is there. */
   enforceManagedNetwork: Opt(Type.Boolean()),
   managedNetwork: Opt(ManagedNetworkSchema),
-  /** Only behind capabilities execmux reports false: refused when sent anyway. */
-  networkProxy: Opt(Type.Object({})),
+  /** Start an executor-local proxy for this process and enforce its domain policy there (server/src/network-proxy/). */
+  networkProxy: Opt(RemoteNetworkProxyLaunchConfigSchema),
+  /** Only behind a capability execmux reports false: refused when sent anyway. */
   shellSnapshot: Opt(Type.Object({})),
   /** Extension: initial PTY size (upstream is fixed at 80x24). */
   cols: Opt(TerminalDimension),

@@ -7,7 +7,7 @@ import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
 import { pathToFileUri } from "@execmux/shared/core";
 import type { EnvironmentCapabilities, EnvironmentInfo } from "@execmux/shared";
-import { sandboxSupport } from "../../sandbox/support.js";
+import { sandboxSupport, transparentTcpSupported } from "../../sandbox/support.js";
 import { EXECMUX_VERSION } from "../../version.js";
 
 /**
@@ -16,7 +16,10 @@ import { EXECMUX_VERSION } from "../../version.js";
  * what execmux cannot serve.
  */
 const CAPABILITIES: EnvironmentCapabilities = {
-  networkProxyLaunch: false,
+  networkProxyLaunch: true,
+  networkProxyReviewDomains: true,
+  /** Replaced by what this host can do (sandbox/index.ts transparentTcpSupported). */
+  networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,
   environmentConfigRead: false,
@@ -27,6 +30,9 @@ const CAPABILITIES: EnvironmentCapabilities = {
   fsWatchMissing: false,
   fileWriteStreaming: false,
   credentialMasking: false,
+  linuxRootWritePreservesDevices: true,
+  // Not found out yet what the approved (escalated) path sends: false, so clients do not rely on it.
+  linuxApprovedRootWritePreservesRestrictions: false,
 };
 
 /** The user's login shell, as upstream reports it; bash, then sh, when $SHELL is unset or gone. */
@@ -54,7 +60,7 @@ async function describe(): Promise<EnvironmentInfo> {
     // Upstream lists TMPDIR only, and nothing when it is unset.
     temporaryDirectories: process.env.TMPDIR ? [pathToFileUri(process.env.TMPDIR)] : [],
     tempDir: pathToFileUri(tmpdir()),
-    capabilities: CAPABILITIES,
+    capabilities: { ...CAPABILITIES, networkProxyTransparentTcp: await transparentTcpSupported() },
     sandbox: await sandboxSupport(),
   };
 }

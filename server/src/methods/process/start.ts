@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { SpawnFailure } from "../../host/process-host.js";
 import { SpawnError } from "../../process/spawn-error.js";
@@ -9,6 +10,9 @@ import { resolveExecutable } from "../../process/resolve-executable.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
 import { summarizeArgv } from "../../session/session.js";
+import type { Decider } from "../../network-proxy/gate.js";
+import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
+import type { NetworkPolicy } from "../../network-proxy/policy.js";
 import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -19,12 +23,17 @@ export async function processStart(
   params: ParamsOf<"process/start">,
   { session, connection, afterReply }: ProcessContext,
 ): Promise<ResultOf<"process/start">> {
+  // Upstream checks the network fields before anything else (argv included). Loaded only when asked for.
+  const networkPolicy =
+    params.networkProxy || params.managedNetwork?.transparentTcp !== undefined
+      ? (await import("../../network-proxy/launch-params.js")).checkNetworkParams(params)
+      : undefined;
   const [program, ...args] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
   refuseWhatCannotBeHonoured(params);
   try {
-    return await start(params, program, args, { session, connection, afterReply });
+    return await start(params, program, args, { session, connection, afterReply }, networkPolicy);
   } catch (error) {
     // Upstream's words for a failed spawn: the OS error (and, for a missing
     // working directory, which one: upstream's message is the same as for a
@@ -45,7 +54,6 @@ export async function processStart(
  * false send them. (A `sandbox` is enforced, or refused, by sandbox/.)
  */
 function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
-  if (params.networkProxy) throw invalidParams("network proxy launch is not supported on this executor");
   if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
 }
 
@@ -54,11 +62,90 @@ async function start(
   program: string,
   args: string[],
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
+  networkPolicy: NetworkPolicy | undefined,
 ): Promise<ResultOf<"process/start">> {
-  const { config, log } = connection.deps;
+  const { config } = connection.deps;
   const tty = params.tty ?? false;
   const cwd = resolveCwd(params.cwd);
   const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
+  const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort) : undefined;
+  try {
+    if (proxy) Object.assign(env, proxy.env);
+    return await startWithin(params, program, args, { session, connection, afterReply }, { cwd, env, tty, proxy });
+  } catch (error) {
+    proxy?.close();
+    throw error;
+  }
+}
+
+/** The sandbox is on unless there is none or it is `disabled`; then the proxy is bridged into it. */
+function confines(params: ParamsOf<"process/start">): boolean {
+  return params.sandbox != null && params.sandbox.permissions.type !== "disabled";
+}
+
+async function startNetworkProxy(
+  params: ParamsOf<"process/start">,
+  policy: NetworkPolicy,
+  session: ProcessContext["session"],
+  config: ProcessContext["connection"]["deps"]["config"],
+  daemonPort: number | undefined,
+): Promise<NetworkProxyLaunch> {
+  const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/state-directory.js")]);
+  const daemonPorts = new Set(daemonPort === undefined ? [] : [daemonPort]);
+  const launch = params.networkProxy!;
+  const { processId } = params;
+  return launchNetworkProxy({
+    policy,
+    enableSocks5: launch.proxy.enableSocks5,
+    allowLocalBinding: launch.proxy.allowLocalBinding,
+    // checkNetworkParams let it through only with a managed sandbox, which confines().
+    transparentTcp: launch.proxy.transparentTcp === true,
+    // The state directory is hidden from every sandbox (sandbox/hidden-paths.ts).
+    socketParent: confines(params) ? join(stateDirectory(config.stateDirectory), "network-proxy") : undefined,
+    protectedPorts: () => daemonPorts,
+    decider: launch.policyDecisionTimeoutMs == null ? undefined : domainReview(session, processId, launch.policyDecisionTimeoutMs),
+    report: (record) =>
+      session.notifyClient("network/policyDecision", {
+        processId,
+        timestamp: new Date().toISOString(),
+        ...record,
+      }),
+  });
+}
+
+/**
+ * How much longer than policyDecisionTimeoutMs upstream waits for the client's
+ * answer before it denies: measured against 0.171 (300, 2000 and 9000 ms
+ * timeouts were denied after about 5.3, 7 and 14 s).
+ */
+const DECISION_GRACE_MS = 5_000;
+
+/**
+ * Domain review: a host the policy leaves open is put to the client as
+ * upstream puts it (network/policyRequest), and its answer decides. No answer
+ * in time, or one that is not `{decision: {type, reason?}}`, denies.
+ */
+function domainReview(session: ProcessContext["session"], processId: string, timeoutMs: number): Decider {
+  return async ({ protocol, host, port }) => {
+    const waitMs = timeoutMs + DECISION_GRACE_MS;
+    const answer = (await session.requestClient("network/policyRequest", { processId, request: { protocol, host, port } }, waitMs)) as {
+      decision?: { type?: unknown; reason?: unknown };
+    } | null;
+    const type = answer?.decision?.type;
+    if (type !== "allow" && type !== "deny" && type !== "ask") throw new Error("not a policy decision");
+    const reason = answer?.decision?.reason;
+    return { decision: type, ...(typeof reason === "string" ? { reason } : {}) };
+  };
+}
+
+async function startWithin(
+  params: ParamsOf<"process/start">,
+  program: string,
+  args: string[],
+  { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
+  { cwd, env, tty, proxy }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined },
+): Promise<ResultOf<"process/start">> {
+  const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
   if (argvEnvBytes > config.maxArgvEnvBytes) {
     throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
@@ -70,17 +157,26 @@ async function start(
         processCwd: cwd,
         hiddenPaths: connection.deps.hiddenPaths,
         enforceManagedNetwork: params.enforceManagedNetwork ?? false,
-        managedNetwork: params.managedNetwork != null,
+        // An executor-local proxy takes the place of the client's.
+        managedNetwork: params.managedNetwork != null && !proxy,
+        proxyBridge: proxy?.bridge,
       })
     : undefined;
 
   session.reserve(params.processId);
+  // The proxy lives as long as the process has output open (a background child may still use it).
+  const onEvent: typeof session.onProcessEvent = proxy
+    ? (process, event) => {
+        if (event.kind === "closed") proxy.close();
+        session.onProcessEvent(process, event);
+      }
+    : session.onProcessEvent;
   const host = connection.deps.host;
   const managed = new ManagedProcess(
     params.processId,
     tty,
     { host, sandboxed: sandbox?.wrap !== undefined, maxStdinBufferBytes: config.maxStdinBufferBytes },
-    session.onProcessEvent,
+    onEvent,
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);

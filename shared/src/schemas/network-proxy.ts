@@ -1,0 +1,94 @@
+/**
+ * process/start's network fields: `managedNetwork` (a proxy the client runs
+ * and already put into `env`) and `networkProxy` (upstream's
+ * RemoteNetworkProxyLaunchConfig: the executor starts a proxy of its own for
+ * the process and enforces the domain policy in it). Written from what the
+ * Codex 0.171 agent sends and what its exec-server accepts: fields serde
+ * requires are required here, `Option`s take null, plain booleans with a
+ * default (`transparentTcp`) may be absent but not null.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { Opt, Unsigned } from "./common.js";
+
+/** More than any real policy; bounds the work one start can ask for. */
+export const NETWORK_POLICY_MAX_ENTRIES = 1024;
+const PATTERN_MAX_LENGTH = 512;
+
+/** `none` leaves the host to the other entries (upstream's NetworkDomainPermission). */
+export const NetworkPermissionSchema = Type.Union([Type.Literal("none"), Type.Literal("allow"), Type.Literal("deny")]);
+
+/** serde names the unix socket map's struct in its errors, and the domain map as a plain map. */
+const PermissionMap = (struct?: string) =>
+  Type.Record(Type.String({ maxLength: PATTERN_MAX_LENGTH }), NetworkPermissionSchema, {
+    maxProperties: NETWORK_POLICY_MAX_ENTRIES,
+    ...(struct ? { serde: `struct ${struct}` } : {}),
+  });
+
+/** `managedNetwork`: the client's own proxy, reached on these loopback ports. */
+export const ManagedNetworkSchema = Type.Object({
+  loopbackPorts: Opt(Type.Array(Unsigned("u16"), { maxItems: 1024 })),
+  allowLocalBinding: Opt(Type.Boolean()),
+  allowUnixSockets: Opt(Type.Array(Type.String(), { maxItems: 1024 })),
+  dangerouslyAllowAllUnixSockets: Opt(Type.Boolean()),
+  /** Route every TCP connection through the proxy; only an executor-local proxy can (refused otherwise, as upstream). */
+  transparentTcp: Type.Optional(Type.Boolean()),
+});
+
+/** The policy the executor-local proxy enforces (upstream's RemoteNetworkProxyConfig). */
+export const RemoteNetworkProxyConfigSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    enableSocks5: Type.Boolean(),
+    enableSocks5Udp: Type.Boolean(),
+    allowUpstreamProxy: Type.Boolean(),
+    dangerouslyAllowAllUnixSockets: Type.Boolean(),
+    /** `limited`: only GET, HEAD and OPTIONS; no CONNECT, no SOCKS5. */
+    mode: Type.Union([Type.Literal("limited"), Type.Literal("full")]),
+    /** Host patterns: `example.com`, `*.example.com` (subdomains), `**.example.com` (both), `*` (allow only). */
+    domains: Opt(PermissionMap()),
+    /** Absolute socket paths (proxied through `x-unix-socket` upstream, on macOS only). */
+    unixSockets: Opt(PermissionMap("NetworkUnixSocketPermissions")),
+    allowLocalBinding: Type.Boolean(),
+    transparentTcp: Type.Optional(Type.Boolean()),
+  },
+  { serde: "struct RemoteNetworkProxyConfig" },
+);
+
+const AuditText = Opt(Type.String({ maxLength: 1024 }));
+
+/** Who the traffic is for; upstream records it with its decisions. Accepted, not interpreted. */
+export const NetworkProxyAuditMetadataSchema = Type.Object(
+  {
+    conversationId: AuditText,
+    appVersion: AuditText,
+    userAccountId: AuditText,
+    authMode: AuditText,
+    originator: AuditText,
+    userEmail: AuditText,
+    terminalType: AuditText,
+    model: AuditText,
+    slug: AuditText,
+  },
+  { serde: "struct NetworkProxyAuditMetadata" },
+);
+
+/** `networkProxy` (upstream's RemoteNetworkProxyLaunchConfig). */
+export const RemoteNetworkProxyLaunchConfigSchema = Type.Object(
+  {
+    proxy: RemoteNetworkProxyConfigSchema,
+    auditMetadata: Opt(NetworkProxyAuditMetadataSchema),
+    environmentId: Opt(Type.String({ maxLength: 1024 })),
+    executionId: Opt(Type.String({ maxLength: 1024 })),
+    /**
+     * When set, a host the policy does not list is put to the client as a
+     * `network/policyRequest` and waits this long for its answer (domain review).
+     */
+    policyDecisionTimeoutMs: Opt(Unsigned("u64")),
+  },
+  { serde: "struct RemoteNetworkProxyLaunchConfig" },
+);
+
+export type NetworkPermission = Static<typeof NetworkPermissionSchema>;
+export type ManagedNetwork = Static<typeof ManagedNetworkSchema>;
+export type RemoteNetworkProxyConfig = Static<typeof RemoteNetworkProxyConfigSchema>;
+export type RemoteNetworkProxyLaunchConfig = Static<typeof RemoteNetworkProxyLaunchConfigSchema>;
