@@ -186,7 +186,7 @@ export const ConfigSchema = Type.Object(
       default: 250,
       minimum: 1,
       description:
-        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached or kept for their running processes, the new one is refused.",
+        "Sessions one client may hold. A client is its credential, never its address or the token's spelling: a --token/--token-file token, the capability token, a JWT's iss, sub and jti; without tokens every client is one. Past it, the client's own oldest detached session expires to make room; if all are attached or kept for their running processes, the new one is refused.",
     }),
     maxConnectionsPerClient: Type.Integer({
       default: 300,

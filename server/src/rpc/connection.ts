@@ -54,7 +54,7 @@ export interface PeerDescription {
   readonly address?: string;
   /**
    * The connection's identity key (one opaque string the auth layer computes
-   * at the handshake): it owns the sessions it creates, and the per-client
+   * at the handshake from the credential, auth/identity.ts): it owns the sessions it creates, and the per-client
    * quotas count them against it.
    */
   readonly client?: string;
