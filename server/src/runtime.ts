@@ -13,6 +13,7 @@ import { WebSocketTransport } from "./transport/websocket-transport.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
+import { removeStaleFifoDirectories } from "./state/stale-leftovers.js";
 
 export interface Runtime {
   readonly registry: SessionRegistry;
@@ -38,6 +39,9 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   const metrics = new Metrics();
   const processTrees = createProcessTrees(config.processContainment);
   log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
+  // What daemons SIGKILLed with their spawners left in $TMPDIR, before this one adds its own.
+  const leftovers = removeStaleFifoDirectories();
+  if (leftovers.length > 0) log.info({ removed: leftovers }, "removed the FIFO directories of daemons that are gone");
   // Started first, while the daemon is small: every child is forked from it.
   let spawner: Spawner;
   try {
