@@ -238,6 +238,35 @@ export const ConfigSchema = Type.Object(
       minimum: 1024,
       description: "Largest response body a buffered http/request holds in memory; a larger one fails with -32603. Streamed bodies are not capped: they are paced by the client's reading.",
     }),
+    maxHttpBodyBytesTotal: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "Bytes of buffered http/request response bodies the whole daemon holds at once (each body byte costs about four in memory until its reply is sent: the body, its base64, the reply, the frame). A request waits for room before it reads its body. 0: a sixteenth of the memory the daemon may use (its cgroup's memory.max, else the machine's), at least 32 MiB, at most 512 MiB.",
+    }),
+    maxHttpBodyBytesPerClient: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "Bytes of buffered http/request response bodies one client (see --max-sessions-per-client) holds at once; its further requests wait for its own earlier ones, never for another client's. 0: half of --max-http-body-bytes-total, at least --max-http-body-bytes.",
+    }),
+    maxDescriptors: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "File descriptors the daemon lets clients hold open at once, all together: connections, fs/open handles, http/request calls in flight; past it -32011 (limit maxDescriptors), and a connection is closed with 1013. 0: the process's open-file limit less an eighth of it (at least 256 kept back for what the daemon needs itself: accepting, logging, /readyz, files read in passing).",
+    }),
+    maxDescriptorsPerClient: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description: "File descriptors one client (see --max-sessions-per-client) may hold open at once, counted as for --max-descriptors; past it -32011 (limit maxDescriptorsPerClient). 0: a quarter of --max-descriptors.",
+    }),
+    maxPidsPerSession: Type.Integer({
+      default: 4096,
+      minimum: 0,
+      description:
+        "Processes and threads one session's processes and everything they start may have at once (cgroup v2 pids.max on the session's cgroup, so a fork bomb fails with EAGAIN inside its own session). Enforced where processes are held in cgroups (--process-containment cgroup, which auto picks where it works); without cgroups there is no per-session bound (see docs/security.md). 0: no limit.",
+    }),
     handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
     idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),
     processHost: Type.Union([Type.Literal("separate"), Type.Literal("in-process")], {

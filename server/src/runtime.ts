@@ -6,6 +6,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import { daemonFiles, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
+import { ANONYMOUS_IDENTITY } from "./auth/identity.js";
+import { daemonBudgets } from "./budgets/daemon-budgets.js";
 import { createProcessTrees } from "./process/process-trees.js";
 import type { WebSocket } from "ws";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
@@ -87,13 +89,25 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   });
   // What no sandbox may see: the files the configuration names for the daemon alone, and its spawner's FIFOs.
   const hiddenPaths = [...daemonFiles(config), spawner.fifoDirectory];
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths });
+  const budgets = daemonBudgets(config);
+  metrics.budgetsInUse = () => ({ descriptors: budgets.descriptors.charged, httpBodyBytes: budgets.httpBodies.reserved });
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets });
   return {
     registry,
     metrics,
     spawner,
     connectionDeps,
     serveWebSocket: (socket, peer, connectionLog) => {
+      // The client's socket is a descriptor of this process: charged to its client, refused past a cap with 1013 (try again later).
+      let release: () => void;
+      try {
+        release = budgets.descriptors.take(peer.client ?? ANONYMOUS_IDENTITY, "connection");
+      } catch (error) {
+        connectionLog.warn({ err: error }, "connection refused: descriptor budget");
+        socket.close(1013, (error as Error).message.slice(0, 120));
+        return;
+      }
+      socket.once("close", release);
       metrics.connections.inc();
       socket.once("close", () => metrics.connections.dec());
       new Connection(new WebSocketTransport(socket), connectionDeps(connectionLog), peer);

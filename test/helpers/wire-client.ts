@@ -150,6 +150,11 @@ export class WireClient {
   close(): void {
     this.socket.close();
   }
+
+  /** Drops the TCP connection without a closing handshake, as a client that dies or walks away does. */
+  terminate(): void {
+    this.socket.terminate();
+  }
 }
 
 export const b64 = (text: string) => Buffer.from(text).toString("base64");

@@ -5,12 +5,14 @@
  * socket. The handshake state lives here; processes live in the session,
  * which outlives the socket.
  */
+import { setMaxListeners } from "node:events";
 import type { FastifyBaseLogger } from "fastify";
 import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { Caller, SessionRegistry } from "../session/session-registry.js";
+import type { DaemonBudgets } from "../budgets/daemon-budgets.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
 import type { Spawner } from "../spawner/spawner.js";
@@ -44,6 +46,8 @@ export interface ConnectionDeps {
   readonly pollAfterInput: PollAfterInput;
   /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
   readonly hiddenPaths: readonly string[];
+  /** What every client's requests draw on, per client and daemon-wide (descriptors, buffered bodies). */
+  readonly budgets: DaemonBudgets;
 }
 
 /** Who is on the other end, for upstream's wording of a parse error. */
@@ -92,6 +96,8 @@ export class Connection implements SessionSink {
   private replayer: Replay | undefined;
   /** Set when this connection observes a session (read-only) instead of holding one. */
   private follower: ObserverLink | undefined;
+  /** Releases waiting for their reply to be written (holdUntilSent); all run when the connection closes. */
+  private readonly heldUntilSent = new Set<() => void>();
 
   constructor(
     private readonly socket: MessageTransport,
@@ -107,6 +113,8 @@ export class Connection implements SessionSink {
       },
       deps.metrics,
     );
+    // Every request waiting for room (replies, budgets) listens for the close: many are expected, each bounded by its budget.
+    setMaxListeners(0, this.closing.signal);
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
     this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
     // Whatever a frame does, its failure ends this connection, never the daemon.
@@ -347,8 +355,8 @@ export class Connection implements SessionSink {
     this.deps.pollAfterInput.answered(process);
   }
 
-  private send(frame: OutgoingMessage): void {
-    this.outbound.sendControl(frame);
+  private send(frame: OutgoingMessage, written?: () => void): void {
+    this.outbound.sendControl(frame, written);
   }
 
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
@@ -415,7 +423,7 @@ export class Connection implements SessionSink {
   private onNotification(method: string, params: unknown): void {
     if (method === "process/ack") {
       // Acks come as notifications: handled like the request, without a reply.
-      void dispatch(this, method, params, this.requestScope(false, [], [])).catch(() => undefined);
+      void dispatch(this, method, params, this.requestScope(false, [], [], [])).catch(() => undefined);
       return;
     }
     if (method === "initialized" && this.initializeRequested) {
@@ -430,7 +438,7 @@ export class Connection implements SessionSink {
   }
 
   /** The parts of a handler's context that come from this connection. */
-  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[]): RequestScope {
+  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[], untilSent: (() => void)[]): RequestScope {
     return {
       jsonrpc,
       afterReply: (task) => afterReply.push(task),
@@ -441,6 +449,10 @@ export class Connection implements SessionSink {
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
       whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
+      holdUntilSent: (release) => {
+        untilSent.push(release);
+        this.heldUntilSent.add(release);
+      },
     };
   }
 
@@ -479,9 +491,10 @@ export class Connection implements SessionSink {
     if (initializing) this.answeringInitialize = true;
     const afterReply: (() => void)[] = [];
     const reservations: (() => void)[] = [];
+    const untilSent: (() => void)[] = [];
     let reply: string;
     try {
-      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations));
+      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent));
       reply = encodeResult(id, result, jsonrpc);
     } catch (error) {
       afterReply.length = 0;
@@ -495,7 +508,7 @@ export class Connection implements SessionSink {
     }
     try {
       // Queued, the reply counts as unsent; what was reserved for it is given back.
-      this.send(reply);
+      this.send(reply, untilSent.length === 0 ? undefined : () => this.releaseHeld(untilSent));
       for (const release of reservations) release();
       // A task's failure (after the reply went out) is this connection's, handled by the caller.
       for (const task of afterReply) task();
@@ -509,7 +522,16 @@ export class Connection implements SessionSink {
     }
   }
 
+  private releaseHeld(releases: readonly (() => void)[]): void {
+    for (const release of releases) {
+      this.heldUntilSent.delete(release);
+      release();
+    }
+  }
+
   private onClose(): void {
+    // Whatever the socket never wrote is given back to its budgets.
+    this.releaseHeld([...this.heldUntilSent]);
     this.inbound.close();
     this.replayer?.close();
     this.follower?.stop();
