@@ -13,6 +13,7 @@ import type { WebSocket } from "ws";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
 import { WebSocketTransport } from "./transport/websocket-transport.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
+import { TurnScheduler } from "./rpc/turn-scheduler.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
 import { removeStaleFifoDirectories } from "./state/stale-leftovers.js";
@@ -91,7 +92,8 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   const hiddenPaths = [...daemonFiles(config), spawner.fifoDirectory];
   const budgets = daemonBudgets(config);
   metrics.budgetsInUse = () => ({ descriptors: budgets.descriptors.charged, httpBodyBytes: budgets.httpBodies.reserved });
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets });
+  const turns = new TurnScheduler();
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets, turns });
   return {
     registry,
     metrics,

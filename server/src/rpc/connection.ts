@@ -35,6 +35,7 @@ import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
+import type { TurnScheduler } from "./turn-scheduler.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 
 export interface ConnectionDeps {
@@ -48,6 +49,8 @@ export interface ConnectionDeps {
   readonly hiddenPaths: readonly string[];
   /** What every client's requests draw on, per client and daemon-wide (descriptors, buffered bodies). */
   readonly budgets: DaemonBudgets;
+  /** The event loop's turns, shared fairly by every connection (turn-scheduler.ts). */
+  readonly turns: TurnScheduler;
 }
 
 /** Who is on the other end, for upstream's wording of a parse error. */
@@ -125,6 +128,7 @@ export class Connection implements SessionSink {
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
       (reason) => deps.metrics.readPauses.inc({ reason }),
+      { scheduler: deps.turns, owner: this },
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -495,6 +499,8 @@ export class Connection implements SessionSink {
     let reply: string;
     try {
       const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent));
+      // Building the reply is this connection's work too: it waits for its turn while others wait for theirs.
+      await this.deps.turns.turn(this);
       reply = encodeResult(id, result, jsonrpc);
     } catch (error) {
       afterReply.length = 0;
