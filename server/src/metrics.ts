@@ -96,7 +96,7 @@ export class Metrics {
   });
   readonly readPauses = new Counter({
     name: "execmux_read_pauses_total",
-    help: "Times the daemon stopped reading a connection, by reason: replies (the client is not taking them), rate (--max-requests-per-second), turn (its share of an event-loop turn is used up), handshake (frames sent right behind initialize wait for its reply).",
+    help: "Times the daemon stopped reading a connection, by reason: replies (the client is not taking them), rate (--max-requests-per-second), turn (it waits for its turn while other connections wait for theirs), handshake (frames sent right behind initialize wait for its reply), parsing (frames behind a large one wait while it is parsed off the event loop).",
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });

@@ -14,6 +14,7 @@ import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/con
 import { WebSocketTransport } from "./transport/websocket-transport.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { TurnScheduler } from "./rpc/turn-scheduler.js";
+import { OffThreadFrames } from "./rpc/off-thread-frames.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
 import { removeStaleFifoDirectories } from "./state/stale-leftovers.js";
@@ -93,7 +94,8 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   const budgets = daemonBudgets(config);
   metrics.budgetsInUse = () => ({ descriptors: budgets.descriptors.charged, httpBodyBytes: budgets.httpBodies.reserved });
   const turns = new TurnScheduler();
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets, turns });
+  const frames = new OffThreadFrames();
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets, turns, frames });
   return {
     registry,
     metrics,

@@ -27,8 +27,10 @@ import {
   encodeResult,
   parseFrame,
 } from "./envelope.js";
+import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
+import { OFF_THREAD_FRAME_BYTES, type OffThreadFrames } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
@@ -51,6 +53,8 @@ export interface ConnectionDeps {
   readonly budgets: DaemonBudgets;
   /** The event loop's turns, shared fairly by every connection (turn-scheduler.ts). */
   readonly turns: TurnScheduler;
+  /** Where large frames are parsed, off the event loop. */
+  readonly frames: OffThreadFrames;
 }
 
 /** Who is on the other end, for upstream's wording of a parse error. */
@@ -89,6 +93,10 @@ export class Connection implements SessionSink {
   private readonly resources = new ConnectionResources();
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** Frames being parsed off the event loop (they count as requests in flight). */
+  private framesParsing = 0;
+  /** The transport closed: a frame parsed off the event loop after that is dropped. */
+  private closed = false;
   /** While `initialize` is being answered, later frames wait in the inbound gate, in order. */
   private answeringInitialize = false;
   private inputEnded = false;
@@ -366,7 +374,25 @@ export class Connection implements SessionSink {
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
     // The inbound gate already took this frame's rate token (every frame counts).
-    const message = parseFrame(data.toString("utf8"));
+    if (data.length < OFF_THREAD_FRAME_BYTES) {
+      this.onMessage(parseFrame(data.toString("utf8")));
+      return;
+    }
+    // Decoded, parsed and checked on a worker thread; this connection's later frames wait for it.
+    this.framesParsing++;
+    const handled = this.deps.frames
+      .parse(data)
+      .then((message) => {
+        if (!this.closed) this.guarded(() => this.onMessage(message));
+      })
+      .finally(() => {
+        this.framesParsing--;
+        this.closeOnceAnswered();
+      });
+    this.inbound.holdUntil(handled);
+  }
+
+  private onMessage(message: CheckedFrame): void {
     switch (message.kind) {
       case "malformed":
         // The connection stays open, as upstream's does.
@@ -378,10 +404,10 @@ export class Connection implements SessionSink {
         this.closeWith(1008, "unexpected response");
         return;
       case "notification":
-        this.onNotification(message.method, message.params);
+        this.onNotification(message.method, message.params, message.checked);
         return;
       case "request":
-        this.onRequest(message.id, message.method, message.params, message.jsonrpc).catch((error: unknown) => this.fail(error));
+        this.onRequest(message.id, message.method, message.params, message.jsonrpc, message.checked).catch((error: unknown) => this.fail(error));
         return;
     }
   }
@@ -420,14 +446,14 @@ export class Connection implements SessionSink {
 
   /** After the end of input: closes once no request is in flight and every queued reply was handed over. */
   private closeOnceAnswered(): void {
-    if (!this.inputEnded || this.requestsInFlight > 0) return;
+    if (!this.inputEnded || this.requestsInFlight > 0 || this.framesParsing > 0) return;
     void this.outbound.whenWritable().then(() => this.closeWith(1000, "end of input"));
   }
 
-  private onNotification(method: string, params: unknown): void {
+  private onNotification(method: string, params: unknown, checked?: ParamsCheck): void {
     if (method === "process/ack") {
       // Acks come as notifications: handled like the request, without a reply.
-      void dispatch(this, method, params, this.requestScope(false, [], [], [])).catch(() => undefined);
+      void dispatch(this, method, params, this.requestScope(false, [], [], []), checked).catch(() => undefined);
       return;
     }
     if (method === "initialized" && this.initializeRequested) {
@@ -485,7 +511,7 @@ export class Connection implements SessionSink {
     this.socket.close(code, reason.slice(0, 120));
   }
 
-  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
+  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean, checked?: ParamsCheck): Promise<void> {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
     const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
@@ -498,7 +524,7 @@ export class Connection implements SessionSink {
     const untilSent: (() => void)[] = [];
     let reply: string;
     try {
-      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent));
+      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent), checked);
       // Building the reply is this connection's work too: it waits for its turn while others wait for theirs.
       await this.deps.turns.turn(this);
       reply = encodeResult(id, result, jsonrpc);
@@ -536,6 +562,7 @@ export class Connection implements SessionSink {
   }
 
   private onClose(): void {
+    this.closed = true;
     // Whatever the socket never wrote is given back to its budgets.
     this.releaseHeld([...this.heldUntilSent]);
     this.inbound.close();

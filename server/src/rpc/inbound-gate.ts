@@ -12,7 +12,9 @@
  *   by more than a frame each;
  * - no `initialize` is still being answered: a client may send its first
  *   calls right behind it (upstream handles a connection's requests one at
- *   a time), and they need the session it makes.
+ *   a time), and they need the session it makes;
+ * - no earlier frame of the connection is still being parsed off the event
+ *   loop (off-thread-frames.ts): frames are handled in the order they came.
  *
  * Otherwise the socket stops being read: further frames wait in the
  * client's own TCP buffers, not in the daemon. ws hands over every frame of
@@ -35,7 +37,7 @@ export interface ReplyRoom {
   admitsFrames(): boolean;
 }
 
-export type PauseReason = "replies" | "rate" | "turn" | "handshake";
+export type PauseReason = "replies" | "rate" | "turn" | "handshake" | "parsing";
 
 export class InboundGate {
   private readonly waiting: Buffer[] = [];
@@ -47,6 +49,8 @@ export class InboundGate {
   private draining = false;
   /** Waiting for this connection's turn in the scheduler (one frame is handled when it comes). */
   private awaitingTurn = false;
+  /** Frames being parsed off the event loop: later ones wait until they are handled. */
+  private parsing = 0;
   private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -73,6 +77,15 @@ export class InboundGate {
   /** The reply budget may have room again (the socket wrote something). */
   recheck(): void {
     if (this.paused && !this.draining && !this.awaitingTurn && !this.closed) this.drain();
+  }
+
+  /** Later frames wait until `handled` settles (a frame parsed off the event loop was handled). */
+  holdUntil(handled: Promise<unknown>): void {
+    this.parsing++;
+    void handled.finally(() => {
+      this.parsing--;
+      this.recheck();
+    });
   }
 
   /** The connection ended: what still waits is dropped. */
@@ -111,6 +124,7 @@ export class InboundGate {
   /** Why the next frame must wait, if it must. Takes a rate token when it need not. */
   private blockedBy(ownTurn: boolean): PauseReason | undefined {
     if (this.handshaking()) return "handshake";
+    if (this.parsing > 0) return "parsing";
     if (!this.replies.admitsFrames()) return "replies";
     if (!ownTurn && this.turns && !this.turns.scheduler.mayRun()) return "turn";
     if (!this.rate.take()) return "rate";
@@ -126,7 +140,7 @@ export class InboundGate {
       this.pausedFor = reason;
       this.onPause(reason);
     }
-    // Replies: the outbound calls recheck() as it writes; handshake: the connection, once answered; turn: the scheduler. Rate passes with time.
+    // Replies: the outbound calls recheck() as it writes; handshake: the connection, once answered; parsing: holdUntil; turn: the scheduler. Rate passes with time.
     if (reason === "turn" && !this.awaitingTurn && this.turns) {
       this.awaitingTurn = true;
       this.turns.scheduler.enqueue(this.turns.owner, () => {
