@@ -276,7 +276,7 @@ export const ConfigSchema = Type.Object(
     }),
     stateDirectory: Type.String({
       default: "",
-      description: "Private directory (0700) for the process hosts' sockets. Default: $XDG_RUNTIME_DIR/execmux, else the system temp directory's execmux-UID.",
+      description: "Private directory for the process hosts' sockets: this user's, mode 0700, under directories no other user can write (one that is not stops the daemon). Default: the first private one of $XDG_RUNTIME_DIR/execmux, /run/execmux (root), the system temp directory's execmux-UID, else a new unpredictable one there (a later daemon will not find its host: set this to keep one).",
     }),
     logPretty: Type.Boolean({ default: false, description: "Human-readable colored logs instead of JSON lines (still on stderr)." }),
     logLevel: Type.Union(
@@ -356,6 +356,11 @@ const VALUE_KINDS = {
   maxLongPolls: "setting",
   maxHttpRequests: "setting",
   maxHttpBodyBytes: "setting",
+  maxHttpBodyBytesTotal: "setting",
+  maxHttpBodyBytesPerClient: "setting",
+  maxDescriptors: "setting",
+  maxDescriptorsPerClient: "setting",
+  maxPidsPerSession: "setting",
   handshakeTimeoutMs: "setting",
   idleTimeoutMs: "setting",
   processHost: "setting",
