@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import websocket from "@fastify/websocket";
 import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
+import { ANONYMOUS_IDENTITY } from "./auth/identity.js";
 import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
@@ -70,7 +71,7 @@ export interface FrontDaemon extends Listener {
 /** How long a daemon handing over waits for the client sockets still on their way to the host. */
 const HAND_OVER_WAIT_MS = 5_000;
 
-/** Who a request's client is, for the per-client quotas: set by the auth hook, read by the upgrade. */
+/** Who a request's client is (auth/identity.ts): set by the auth hook, read by the upgrade. */
 const clientOf = new WeakMap<FastifyRequest["raw"], string>();
 /** Requests that presented an observer token (--observer-token-file): set by the auth hook, read by the upgrade. */
 const observerRequests = new WeakSet<FastifyRequest["raw"]>();
@@ -269,7 +270,8 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     const decision = await authorize(request.headers, request.url, { allowedOrigins, secure: Boolean(tls), credentials });
     if (!decision.allowed) return refuse(request, reply, decision.status, decision.message);
     if (!request.ws) return;
-    const client = `${decision.tokenId ?? "-"}@${request.ip}`;
+    // Never the address: on loopback a client can pick any of 127.0.0.0/8.
+    const client = decision.identity;
     if (!connectionQuota.allows(client)) {
       return refuse(request, reply, 429, `this client already has its maximum of ${config.maxConnectionsPerClient} connections`);
     }
@@ -288,7 +290,7 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
       reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
     wsHandler: (socket, request) => {
       request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
-      const client = clientOf.get(request.raw) ?? `-@${request.ip}`;
+      const client = clientOf.get(request.raw) ?? ANONYMOUS_IDENTITY;
       const closed = connectionQuota.opened(client);
       socket.once("close", (code) => {
         closed();

@@ -16,8 +16,29 @@ const EXPENSIVE_DEFAULT_METRICS = [
 ];
 import { HotCounter } from "./hot-counter.js";
 
+/** What clients hold of the daemon-wide budgets (budgets/daemon-budgets.ts), read when scraped. */
+export interface BudgetsInUse {
+  readonly descriptors: number;
+  readonly httpBodyBytes: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
+  /** Set once the budgets exist (runtime.ts). */
+  budgetsInUse: (() => BudgetsInUse) | undefined;
+
+  readonly budgets = new Gauge({
+    name: "execmux_budget_in_use",
+    help: "What clients hold of the daemon-wide budgets, by budget: descriptors (connections, fs/open handles, http/request calls in flight), http_body_bytes (buffered http/request bodies until their reply is written).",
+    labelNames: ["budget"] as const,
+    registers: [this.registry],
+    collect: () => {
+      const inUse = this.budgetsInUse?.();
+      if (!inUse) return;
+      this.budgets.set({ budget: "descriptors" }, inUse.descriptors);
+      this.budgets.set({ budget: "http_body_bytes" }, inUse.httpBodyBytes);
+    },
+  });
 
   readonly connections = new Gauge({ name: "execmux_connections", help: "Open WebSocket connections.", registers: [this.registry] });
   readonly sessions = new Gauge({
@@ -75,7 +96,7 @@ export class Metrics {
   });
   readonly readPauses = new Counter({
     name: "execmux_read_pauses_total",
-    help: "Times the daemon stopped reading a connection, by reason: replies (the client is not taking them), rate (--max-requests-per-second), turn (its share of an event-loop turn is used up), handshake (frames sent right behind initialize wait for its reply).",
+    help: "Times the daemon stopped reading a connection, by reason: replies (the client is not taking them), rate (--max-requests-per-second), turn (it waits for its turn while other connections wait for theirs), handshake (frames sent right behind initialize wait for its reply), parsing (frames behind a large one wait while it is parsed off the event loop).",
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });

@@ -6,13 +6,18 @@
 import type { FastifyBaseLogger } from "fastify";
 import { daemonFiles, type Config } from "./config.js";
 import { Metrics } from "./metrics.js";
+import { ANONYMOUS_IDENTITY } from "./auth/identity.js";
+import { daemonBudgets } from "./budgets/daemon-budgets.js";
 import { createProcessTrees } from "./process/process-trees.js";
 import type { WebSocket } from "ws";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
 import { WebSocketTransport } from "./transport/websocket-transport.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
+import { TurnScheduler } from "./rpc/turn-scheduler.js";
+import { OffThreadFrames } from "./rpc/off-thread-frames.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { Spawner } from "./spawner/spawner.js";
+import { removeStaleFifoDirectories } from "./state/stale-leftovers.js";
 
 export interface Runtime {
   readonly registry: SessionRegistry;
@@ -38,6 +43,9 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   const metrics = new Metrics();
   const processTrees = createProcessTrees(config.processContainment);
   log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
+  // What daemons SIGKILLed with their spawners left in $TMPDIR, before this one adds its own.
+  const leftovers = removeStaleFifoDirectories();
+  if (leftovers.length > 0) log.info({ removed: leftovers }, "removed the FIFO directories of daemons that are gone");
   // Started first, while the daemon is small: every child is forked from it.
   let spawner: Spawner;
   try {
@@ -83,13 +91,27 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
   });
   // What no sandbox may see: the files the configuration names for the daemon alone, and its spawner's FIFOs.
   const hiddenPaths = [...daemonFiles(config), spawner.fifoDirectory];
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths });
+  const budgets = daemonBudgets(config);
+  metrics.budgetsInUse = () => ({ descriptors: budgets.descriptors.charged, httpBodyBytes: budgets.httpBodies.reserved });
+  const turns = new TurnScheduler();
+  const frames = new OffThreadFrames();
+  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets, turns, frames });
   return {
     registry,
     metrics,
     spawner,
     connectionDeps,
     serveWebSocket: (socket, peer, connectionLog) => {
+      // The client's socket is a descriptor of this process: charged to its client, refused past a cap with 1013 (try again later).
+      let release: () => void;
+      try {
+        release = budgets.descriptors.take(peer.client ?? ANONYMOUS_IDENTITY, "connection");
+      } catch (error) {
+        connectionLog.warn({ err: error }, "connection refused: descriptor budget");
+        socket.close(1013, (error as Error).message.slice(0, 120));
+        return;
+      }
+      socket.once("close", release);
       metrics.connections.inc();
       socket.once("close", () => metrics.connections.dec());
       new Connection(new WebSocketTransport(socket), connectionDeps(connectionLog), peer);

@@ -249,10 +249,12 @@ export async function greetHost(socket: Socket, path: string, role: "launcher" |
 
 /** The host of this listen address, found by its socket or started now. */
 export async function connectHost(config: Config): Promise<{ socket: Socket; path: string; started: boolean }> {
-  const { path, reusable } = hostSocketPath(stateDirectory(config.stateDirectory), config.listen);
+  const directory = stateDirectory(config.stateDirectory);
+  const { path, reusable } = hostSocketPath(directory, config.listen);
   const found = reusable ? await connectTo(path) : undefined;
   if (found) return { socket: found, path, started: false };
-  return { socket: await launchHost(config, path, reusable), path, started: true };
+  // The host is told the directory chosen (a default may have been passed over), so it hides that one from sandboxes.
+  return { socket: await launchHost({ ...config, stateDirectory: directory }, path, reusable), path, started: true };
 }
 
 /** The front's control link to the host that forked it at the launcher's request (launcher.ts); `path`: the host's socket. */

@@ -10,10 +10,9 @@
  * which versions met and stops, and the host keeps every process running.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../config.js";
+import { resolveStateDirectory, stateDirectoryPath } from "../state/state-directory.js";
 import type { PeerDescription } from "../rpc/connection.js";
 
 /**
@@ -92,7 +91,8 @@ export function shareableConfig(config: Config): Record<string, unknown> {
 export function settingsNotApplied(front: Config, host: Record<string, unknown> | undefined): string[] {
   if (!host) return [];
   const mine = shareableConfig(front);
-  return Object.keys(mine).filter((key) => key in host && JSON.stringify(mine[key]) !== JSON.stringify(host[key]));
+  // A host found in the state directory shares it; it carries the directory resolved, the front maybe the default "".
+  return Object.keys(mine).filter((key) => key !== "stateDirectory" && key in host && JSON.stringify(mine[key]) !== JSON.stringify(host[key]));
 }
 
 /** The link version two hellos agree on, or undefined when their ranges do not meet. */
@@ -128,26 +128,20 @@ export const HOST_SOCKET_ENV = "EXECMUX_HOST_SOCKET";
 export const HOST_PRIVATE_ENV = "EXECMUX_HOST_PRIVATE";
 
 /**
- * The private directory the hosts' sockets live in: the configured one, or
- * $XDG_RUNTIME_DIR/execmux, or /tmp/execmux-UID. Made 0700 if missing; one
- * that is not a directory owned by this user and closed to others is refused
- * (someone else could have planted a socket there).
+ * The private directory the hosts' sockets live in (state/state-directory.ts
+ * says where and what makes it private), made if missing. Places passed
+ * over, and a fallback a later daemon cannot find, are warned about.
  */
 export function stateDirectory(configured: string): string {
-  const uid = process.getuid?.() ?? 0;
-  const directory = stateDirectoryPath(configured);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const found = lstatSync(directory);
-  if (!found.isDirectory() || found.uid !== uid || (found.mode & 0o077) !== 0) {
-    throw new Error(`${directory} must be a directory of user ${uid} that nobody else can open (mode 0700); choose another with --state-directory`);
+  const { path, stable, passedOver } = resolveStateDirectory(configured);
+  if (passedOver.length > 0) {
+    const consequence = stable ? "" : `; using ${path}, which a later \`execmux serve\` will not find (choose one with --state-directory)`;
+    process.emitWarning(`state directory: passed over ${passedOver.join("; ")}${consequence}`, { code: "EXECMUX_STATE_DIRECTORY" });
   }
-  return directory;
+  return path;
 }
 
-/** Where the state directory is, made or not. */
-export function stateDirectoryPath(configured: string): string {
-  return configured || (process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, "execmux") : join(tmpdir(), `execmux-${process.getuid?.() ?? 0}`));
-}
+export { stateDirectoryPath };
 
 /**
  * The host socket of a daemon identity: one per listen address, so the same

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { SpawnError } from "../process/child.js";
 import { withoutDaemonSettings } from "../process/env-policy.js";
 import { resolveExecutable } from "../process/resolve-executable.js";
+import { FIFO_DIRECTORY_PREFIX } from "../state/stale-leftovers.js";
 import { openDaemonEnds, type DaemonEnds } from "./daemon-ends.js";
 import { pidNamespaceLaunch, type HelperLaunch } from "./pid-namespace.js";
 import { CGROUP_ROOT_ENV, FIFO_DIRECTORY_ENV, OWN_PROC_ENV, type DaemonMessage, type SpawnRequest, type SpawnerMessage } from "./protocol.js";
@@ -98,9 +99,11 @@ export class Spawner {
   /**
    * Where the helper makes its FIFOs: private to this daemon, removed when it
    * stops. Sandboxes hide it: a process that held a spare FIFO open could
-   * read another process's output or type into its stdin.
+   * read another process's output or type into its stdin. Named with this
+   * process's pid, so the next daemon removes it if every execmux process
+   * was SIGKILLed (state/stale-leftovers.ts).
    */
-  readonly fifoDirectory = mkdtempSync(join(tmpdir(), "execmux-fifos-"));
+  readonly fifoDirectory = mkdtempSync(join(tmpdir(), `${FIFO_DIRECTORY_PREFIX}${process.pid}-`));
   private nextId = 1;
   private readonly children = new Map<number, Pending>();
   private stopped = false;
