@@ -181,7 +181,7 @@ export const ConfigSchema = Type.Object(
       default: 250,
       minimum: 1,
       description:
-        "Sessions one client (one token from one address; without tokens, one address) may hold. Past it, the client's own oldest detached session expires to make room; if all are attached or kept for their running processes, the new one is refused.",
+        "Sessions one client may hold. A client is its credential, never its address or the token's spelling: a --token/--token-file token, the capability token, a JWT's iss, sub and jti; without tokens every client is one. Past it, the client's own oldest detached session expires to make room; if all are attached or kept for their running processes, the new one is refused.",
     }),
     maxConnectionsPerClient: Type.Integer({
       default: 300,
@@ -211,9 +211,10 @@ export const ConfigSchema = Type.Object(
       description: "Input the daemon holds for one process that the process has not read yet (pipe or PTY). A process/write that does not fit is answered only once it does, like a blocking pipe write (one may wait per process); another meanwhile, or one larger than this, is refused whole with -32011 (limit maxStdinBufferBytes).",
     }),
     maxRetainedBytesTotal: Type.Integer({
-      default: 1024 * 1024 * 1024,
-      minimum: 1024,
-      description: "Retained output of the whole daemon, each chunk charged with its bookkeeping (about 176 bytes). Past it, closed processes are forgotten oldest first, then the oldest output of the session retaining most is evicted (readers get a gap).",
+      default: 0,
+      minimum: 0,
+      description:
+        "Retained output of the whole daemon, each chunk charged with its bookkeeping (about 176 bytes). Past it, closed processes are forgotten oldest first, then the oldest output of the session retaining most is evicted (readers get a gap). 0: a quarter of the memory the daemon may use (its cgroup's memory.max, else the machine's), at least 16 MiB, at most 1 GiB.",
     }),
     maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
     maxRequestsPerSecond: Type.Integer({
@@ -233,6 +234,35 @@ export const ConfigSchema = Type.Object(
       minimum: 1024,
       description: "Largest response body a buffered http/request holds in memory; a larger one fails with -32603. Streamed bodies are not capped: they are paced by the client's reading.",
     }),
+    maxHttpBodyBytesTotal: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "Bytes of buffered http/request response bodies the whole daemon holds at once (each body byte costs about four in memory until its reply is sent: the body, its base64, the reply, the frame). A request waits for room before it reads its body. 0: a sixteenth of the memory the daemon may use (its cgroup's memory.max, else the machine's), at least 32 MiB, at most 512 MiB.",
+    }),
+    maxHttpBodyBytesPerClient: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "Bytes of buffered http/request response bodies one client (see --max-sessions-per-client) holds at once; its further requests wait for its own earlier ones, never for another client's. 0: half of --max-http-body-bytes-total, at least --max-http-body-bytes.",
+    }),
+    maxDescriptors: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "File descriptors the daemon lets clients hold open at once, all together: connections, fs/open handles, http/request calls in flight; past it -32011 (limit maxDescriptors), and a connection is closed with 1013. 0: the process's open-file limit less an eighth of it (at least 256 kept back for what the daemon needs itself: accepting, logging, /readyz, files read in passing).",
+    }),
+    maxDescriptorsPerClient: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description: "File descriptors one client (see --max-sessions-per-client) may hold open at once, counted as for --max-descriptors; past it -32011 (limit maxDescriptorsPerClient). 0: a quarter of --max-descriptors.",
+    }),
+    maxPidsPerSession: Type.Integer({
+      default: 4096,
+      minimum: 0,
+      description:
+        "Processes and threads one session's processes and everything they start may have at once (cgroup v2 pids.max on the session's cgroup, so a fork bomb fails with EAGAIN inside its own session). Enforced where processes are held in cgroups (--process-containment cgroup, which auto picks where it works); without cgroups there is no per-session bound (see docs/security.md). 0: no limit.",
+    }),
     handshakeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100, description: "A connection that has not sent initialize by then is closed." }),
     idleTimeoutMs: Type.Integer({ default: 1_800_000, minimum: 0, description: "A connection that sent nothing for this long is closed (its session detaches and can be resumed). 0: never." }),
     processHost: Type.Union([Type.Literal("separate"), Type.Literal("in-process")], {
@@ -242,7 +272,7 @@ export const ConfigSchema = Type.Object(
     }),
     stateDirectory: Type.String({
       default: "",
-      description: "Private directory (0700) for the process hosts' sockets. Default: $XDG_RUNTIME_DIR/execmux, else the system temp directory's execmux-UID.",
+      description: "Private directory for the process hosts' sockets: this user's, mode 0700, under directories no other user can write (one that is not stops the daemon). Default: the first private one of $XDG_RUNTIME_DIR/execmux, /run/execmux (root), the system temp directory's execmux-UID, else a new unpredictable one there (a later daemon will not find its host: set this to keep one).",
     }),
     logPretty: Type.Boolean({ default: false, description: "Human-readable colored logs instead of JSON lines (still on stderr)." }),
     logLevel: Type.Union(

@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import type { ErrorObject } from "ajv";
 import type { Config, ConfigKey } from "./config-schema.js";
 import { configSchema, validateConfig } from "./generated/config.js";
-import { stateDirectoryPath } from "./host/state-directory.js";
+import { stateDirectoryPaths } from "./host/state-directory.js";
 
 export type { Config, ConfigKey } from "./config-schema.js";
 
@@ -86,6 +86,11 @@ const VALUE_KINDS = {
   maxLongPolls: "setting",
   maxHttpRequests: "setting",
   maxHttpBodyBytes: "setting",
+  maxHttpBodyBytesTotal: "setting",
+  maxHttpBodyBytesPerClient: "setting",
+  maxDescriptors: "setting",
+  maxDescriptorsPerClient: "setting",
+  maxPidsPerSession: "setting",
   handshakeTimeoutMs: "setting",
   idleTimeoutMs: "setting",
   processHost: "setting",
@@ -102,7 +107,7 @@ const VALUE_KINDS = {
 export function daemonFiles(config: Config): string[] {
   return configKeys.flatMap((key) => {
     if (VALUE_KINDS[key] !== "daemon-file") return [];
-    if (key === "stateDirectory") return [stateDirectoryPath(config.stateDirectory)];
+    if (key === "stateDirectory") return stateDirectoryPaths(config.stateDirectory);
     const value = config[key];
     return typeof value === "string" && value !== "" ? [resolve(value)] : [];
   });

@@ -4,6 +4,13 @@
  * no secret, so they need no token; the WebSocket they open does. Read on
  * the first request for one: a daemon nobody opens the console of never
  * holds them.
+ *
+ * Every answer carries a Content-Security-Policy: no page may frame the
+ * console (`frame-ancestors 'none'`, and X-Frame-Options for browsers that
+ * predate it), so a tokenless daemon's console cannot be clickjacked; scripts
+ * come only from the daemon, and the page talks only to its own origin.
+ * Styles may be inline: the page has a style block and xterm.js writes
+ * <style> elements as it renders, and a style cannot run code.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
@@ -20,6 +27,28 @@ const TYPES: Record<string, string> = {
 
 export const CONSOLE_PREFIX = "/console";
 
+export const CONSOLE_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  // 'self' covers the page's own ws:// and wss:// origin.
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** The headers every console answer carries. */
+const SECURITY_HEADERS = {
+  "content-security-policy": CONSOLE_CONTENT_SECURITY_POLICY,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+} as const;
+
 let files: Map<string, Buffer> | undefined;
 
 /** The console's files by name; empty when they were not built. No path from a request ever reaches the file system. */
@@ -34,13 +63,15 @@ function consoleFiles(): Map<string, Buffer> {
 export function serveConsole(prefix: string, path: string, reply: ServerResponse): boolean {
   if (path === prefix) {
     // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
-    reply.writeHead(302, { location: `${prefix.slice(prefix.lastIndexOf("/") + 1)}/` }).end();
+    reply.writeHead(302, { ...SECURITY_HEADERS, location: `${prefix.slice(prefix.lastIndexOf("/") + 1)}/` }).end();
     return true;
   }
   if (!path.startsWith(`${prefix}/`)) return false;
   const name = path.slice(prefix.length + 1) || "index.html";
   const body = consoleFiles().get(name);
   if (!body) return false;
-  reply.writeHead(200, { "content-type": TYPES[extname(name)] ?? "application/octet-stream", "cache-control": "no-cache", "content-length": body.length }).end(body);
+  reply
+    .writeHead(200, { ...SECURITY_HEADERS, "content-type": TYPES[extname(name)] ?? "application/octet-stream", "cache-control": "no-cache", "content-length": body.length })
+    .end(body);
   return true;
 }

@@ -157,7 +157,8 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
     if (openPaths.has(path) || (!upgrade && (path === consolePrefix || path.startsWith(`${consolePrefix}/`)))) return { allowed: true, client: "", observesAll: false };
     const decision = await authorize(request.headers, url, { allowedOrigins, secure: tls, credentials });
     if (!decision.allowed) return decision;
-    const client = `${decision.tokenId ?? "-"}@${request.socket.remoteAddress}`;
+    // Never the address: on loopback a client can pick any of 127.0.0.0/8.
+    const client = decision.identity;
     if (upgrade && !connectionQuota.allows(client)) {
       return { allowed: false, status: 429, message: `this client already has its maximum of ${config.maxConnectionsPerClient} connections` };
     }

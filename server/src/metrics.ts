@@ -17,7 +17,20 @@ const EXPENSIVE_DEFAULT_METRICS = [
   "nodejs_active_resources_total",
 ];
 
+/** What clients hold of the daemon-wide budgets (budgets/daemon-budgets.ts), read when scraped. */
+export interface BudgetsInUse {
+  readonly descriptors: number;
+  readonly httpBodyBytes: number;
+}
+
 export class Metrics {
+  /** Set once the budgets exist (runtime.ts). */
+  budgetsInUse: (() => BudgetsInUse) | undefined;
+  readonly budgets = new Gauge<"descriptors" | "http_body_bytes">(
+    "execmux_budget_in_use",
+    "What clients hold of the daemon-wide budgets, by budget: descriptors (connections, fs/open handles, http/request calls in flight), http_body_bytes (buffered http/request bodies until their reply is written).",
+    "budget",
+  );
   readonly connections = new Gauge("execmux_connections", "Open WebSocket connections.");
   readonly sessions = new Gauge<"attached" | "detached">("execmux_sessions", "Sessions by state.", "state");
   readonly sessionEvents = new Counter<"created" | "resumed" | "taken_over" | "observed" | "expired">(
@@ -63,7 +76,9 @@ export class Metrics {
   private nodeMetrics: Promise<Registry> | undefined;
 
   private startNodeMetrics(): Promise<Registry> {
-    return (this.nodeMetrics ??= import("prom-client").then(({ Registry, collectDefaultMetrics }) => {
+    return (this.nodeMetrics ??= import("prom-client").then((loaded) => {
+      // prom-client is CommonJS: bundled (scripts/build-bundle.mjs), its exports are the module's default.
+      const { Registry, collectDefaultMetrics } = "Registry" in loaded ? loaded : (loaded as { default: typeof loaded }).default;
       const registry = new Registry();
       // Includes nodejs_eventloop_lag_* (event-loop delay): 1 ms precision, the
       // default 10 ms would hide the stalls worth seeing; it runs only once
@@ -81,7 +96,13 @@ export class Metrics {
   /** What GET /metrics answers: the text and its content type. */
   async exposition(): Promise<{ contentType: string; text: string }> {
     const registry = await this.startNodeMetrics();
+    const inUse = this.budgetsInUse?.();
+    if (inUse) {
+      this.budgets.set("descriptors", inUse.descriptors);
+      this.budgets.set("http_body_bytes", inUse.httpBodyBytes);
+    }
     const own = [
+      this.budgets,
       this.connections, this.sessions, this.sessionEvents, this.processesActive, this.processesStarted, this.processesExited,
       this.outputBytes, this.framesSent, this.flowControlPauses, this.pollTrials, this.readPauses, this.requestDuration,
       this.errors, this.spawnDuration,

@@ -10,10 +10,16 @@ import type { WebSocket } from "ws";
 import { daemonFiles, type Config } from "./config.js";
 import { ProcessHost } from "./host/process-host.js";
 import { launchHost, launchOptions, persistentHost, type LaunchedHost } from "./host/host-launch.js";
+import { stateDirectory, stateDirectoryWarnings } from "./host/state-directory.js";
 import { Metrics } from "./metrics.js";
 import { ManagedProcess } from "./process/managed-process.js";
+import { ANONYMOUS_IDENTITY } from "./auth/identity.js";
+import { daemonBudgets } from "./budgets/daemon-budgets.js";
+import { shareOfMemory } from "./budgets/memory-limit.js";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
+import { OffThreadFrames } from "./rpc/off-thread-frames.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
+import { TurnScheduler } from "./rpc/turn-scheduler.js";
 import { SessionRegistry } from "./session/session-registry.js";
 import { WebSocketTransport } from "./transport/websocket-transport.js";
 
@@ -33,6 +39,8 @@ export interface Runtime {
   /** Lets go of the host, leaving it every session and process for the next daemon (an upgrade, a restart). */
   leave(): void;
 }
+
+const MiB = 1024 * 1024;
 
 /** How a kept process was started, from what start.ts gave the host to keep (an unreadable record: nothing known). */
 function originOf(meta: Buffer, startedAt: number): ProcessOrigin {
@@ -55,7 +63,8 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
   const options = {
     ...launchOptions(config, persistent),
     retainedBytes: config.retainedBytes,
-    retentionBudget: config.maxRetainedBytesTotal,
+    // Retained output lives in the host: its default follows the memory this daemon may use (a 512 MiB sandbox: 128 MiB).
+    retentionBudget: shareOfMemory(config.maxRetainedBytesTotal, 1 / 4, 16 * MiB, 1024 * MiB),
     killGraceMs: config.killGraceMs,
     log: (level: "debug" | "info" | "warn" | "error", message: string) => log[level]({ component: "process host" }, message),
   };
@@ -100,15 +109,32 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
     if (kept.state.closed) session.onProcessEvent(process, { kind: "closed", seq: kept.state.closedSeq });
   });
   if (restored.sessions.length > 0) log.info({ sessions: restored.sessions.length, processes: restored.processes.length }, "sessions kept by the process host");
+  // Chosen now, so what no sandbox may see names it (a default passed over leaves a fallback of unpredictable name).
+  stateDirectory(config.stateDirectory);
+  for (const warning of stateDirectoryWarnings(config.stateDirectory)) log.warn(warning);
   // What no sandbox may see: the files the configuration names for the daemon alone.
   const hiddenPaths = daemonFiles(config);
-  const connectionDeps = (connectionLog: Logger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, host, pollAfterInput, hiddenPaths });
+  const budgets = daemonBudgets(config);
+  metrics.budgetsInUse = () => ({ descriptors: budgets.descriptors.charged, httpBodyBytes: budgets.httpBodies.reserved });
+  const turns = new TurnScheduler();
+  const frames = new OffThreadFrames();
+  const connectionDeps = (connectionLog: Logger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, host, pollAfterInput, hiddenPaths, budgets, turns, frames });
   return {
     registry,
     metrics,
     host,
     connectionDeps,
     serveWebSocket: (socket, peer, connectionLog) => {
+      // The client's socket is a descriptor of this process: charged to its client, refused past a cap with 1013 (try again later).
+      let release: () => void;
+      try {
+        release = budgets.descriptors.take(peer.client ?? ANONYMOUS_IDENTITY, "connection");
+      } catch (error) {
+        connectionLog.warn({ err: error }, "connection refused: descriptor budget");
+        socket.close(1013, (error as Error).message.slice(0, 120));
+        return;
+      }
+      socket.once("close", release);
       metrics.connections.inc();
       socket.once("close", () => metrics.connections.dec());
       new Connection(new WebSocketTransport(socket), connectionDeps(connectionLog), peer);

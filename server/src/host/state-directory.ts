@@ -1,33 +1,38 @@
 /**
- * Where a persistent process host's socket lives: a private directory
- * (0700, this user's), one socket per listen address, so the same
- * `execmux serve` command finds its host again after a crash or an upgrade.
+ * Where a persistent process host's socket lives: the daemon's private state
+ * directory (state/state-directory.ts says where and what makes it
+ * private), one socket per listen address, so the same `execmux serve`
+ * command finds its host again after a crash or an upgrade.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultCandidates, resolveStateDirectory, type StateDirectory } from "../state/state-directory.js";
 
-/**
- * The state directory: the configured one, or $XDG_RUNTIME_DIR/execmux, or
- * the temporary directory's execmux-UID. Made 0700 if missing; one that is
- * not a directory of this user closed to others is refused (someone else
- * could have planted a socket there).
- */
+/** Each configured value resolved once: the directory may be a fallback made with an unpredictable name. */
+const resolved = new Map<string, StateDirectory>();
+
+/** The private state directory, made if missing; throws when a configured one is not private. */
 export function stateDirectory(configured: string): string {
-  const uid = process.getuid?.() ?? 0;
-  const directory = stateDirectoryPath(configured);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const found = lstatSync(directory);
-  if (!found.isDirectory() || found.uid !== uid || (found.mode & 0o077) !== 0) {
-    throw new Error(`${directory} must be a directory of user ${uid} that nobody else can open (mode 0700); choose another with --state-directory`);
-  }
-  return directory;
+  let found = resolved.get(configured);
+  if (!found) resolved.set(configured, (found = resolveStateDirectory(configured)));
+  return found.path;
 }
 
-/** Where the state directory is, made or not. */
-export function stateDirectoryPath(configured: string): string {
-  return configured || (process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, "execmux") : join(tmpdir(), `execmux-${process.getuid?.() ?? 0}`));
+/** What choosing the directory passed over, worth a warning (empty until it is chosen, or when nothing was). */
+export function stateDirectoryWarnings(configured: string): string[] {
+  const found = resolved.get(configured);
+  if (!found || found.passedOver.length === 0) return [];
+  const consequence = found.stable ? "" : `; using ${found.path}, which a later \`execmux serve\` will not find (choose one with --state-directory)`;
+  return [`state directory: passed over ${found.passedOver.join("; ")}${consequence}`];
+}
+
+/**
+ * Every place the state directory is or may be, chosen or not: what no
+ * sandbox may see (config.ts daemonFiles).
+ */
+export function stateDirectoryPaths(configured: string): string[] {
+  const chosen = resolved.get(configured)?.path;
+  return [...new Set([...(configured ? [configured] : defaultCandidates()), ...(chosen ? [chosen] : [])])];
 }
 
 /** The host socket of a listen address. */

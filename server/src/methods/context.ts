@@ -39,6 +39,12 @@ export interface HandlerContext {
    * builds a large reply, so replies a client does not take never add up.
    */
   whenReplyRoom(bytes: number): Promise<void>;
+  /**
+   * Calls `release` once this request's reply has been written to the
+   * socket, or could not be (the connection closed): memory a reply holds
+   * stays charged to its budget (budgets/) for as long as the daemon holds it.
+   */
+  holdUntilSent(release: () => void): void;
 }
 
 export interface SessionContext extends HandlerContext {

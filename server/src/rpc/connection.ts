@@ -5,6 +5,7 @@
  * socket. The handshake state lives here; processes live in the session,
  * which outlives the socket.
  */
+import { setMaxListeners } from "node:events";
 import type { Logger } from "../logger.js";
 import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
 import { methods } from "../generated/methods.js";
@@ -13,6 +14,7 @@ import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { Caller, SessionRegistry } from "../session/session-registry.js";
+import type { DaemonBudgets } from "../budgets/daemon-budgets.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
 import type { ProcessHost } from "../host/process-host.js";
@@ -29,14 +31,17 @@ import {
   encodeResult,
   parseFrame,
 } from "./envelope.js";
+import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
+import { OFF_THREAD_FRAME_BYTES, type OffThreadFrames } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
+import type { TurnScheduler } from "./turn-scheduler.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 
 export interface ConnectionDeps {
@@ -48,6 +53,12 @@ export interface ConnectionDeps {
   readonly pollAfterInput: PollAfterInput;
   /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
   readonly hiddenPaths: readonly string[];
+  /** What every client's requests draw on, per client and daemon-wide (descriptors, buffered bodies). */
+  readonly budgets: DaemonBudgets;
+  /** The event loop's turns, shared fairly by every connection (turn-scheduler.ts). */
+  readonly turns: TurnScheduler;
+  /** Where large frames are parsed, off the event loop. */
+  readonly frames: OffThreadFrames;
 }
 
 /** Who is on the other end, for upstream's wording of a parse error. */
@@ -58,7 +69,7 @@ export interface PeerDescription {
   readonly address?: string;
   /**
    * The connection's identity key (one opaque string the auth layer computes
-   * at the handshake): it owns the sessions it creates, and the per-client
+   * at the handshake from the credential, auth/identity.ts): it owns the sessions it creates, and the per-client
    * quotas count them against it.
    */
   readonly client?: string;
@@ -90,6 +101,10 @@ export class Connection implements SessionSink {
   private readonly clientRequests = new ClientRequests((id, method, params) => this.send(encodeRequest(id, method, params, this.jsonrpc)));
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** Frames being parsed off the event loop (they count as requests in flight). */
+  private framesParsing = 0;
+  /** The transport closed: a frame parsed off the event loop after that is dropped. */
+  private closed = false;
   /** While `initialize` is being answered, later frames wait in the inbound gate, in order. */
   private answeringInitialize = false;
   private inputEnded = false;
@@ -100,6 +115,8 @@ export class Connection implements SessionSink {
   private replayer: Replay | undefined;
   /** Set when this connection observes a session (read-only) instead of holding one. */
   private follower: ObserverLink | undefined;
+  /** Releases waiting for their reply to be written (holdUntilSent); all run when the connection closes. */
+  private readonly heldUntilSent = new Set<() => void>();
 
   constructor(
     private readonly socket: MessageTransport,
@@ -115,6 +132,8 @@ export class Connection implements SessionSink {
       },
       deps.metrics,
     );
+    // Every request waiting for room (replies, budgets) listens for the close: many are expected, each bounded by its budget.
+    setMaxListeners(0, this.closing.signal);
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
     this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
     // Whatever a frame does, its failure ends this connection, never the daemon.
@@ -125,6 +144,7 @@ export class Connection implements SessionSink {
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
       (reason) => deps.metrics.readPauses.inc(reason),
+      { scheduler: deps.turns, owner: this },
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -372,14 +392,32 @@ export class Connection implements SessionSink {
     this.deps.pollAfterInput.answered(process);
   }
 
-  private send(frame: OutgoingMessage): void {
-    this.outbound.sendControl(frame);
+  private send(frame: OutgoingMessage, written?: () => void): void {
+    this.outbound.sendControl(frame, written);
   }
 
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
     // The inbound gate already took this frame's rate token (every frame counts).
-    const message = parseFrame(data.toString("utf8"));
+    if (data.length < OFF_THREAD_FRAME_BYTES) {
+      this.onMessage(parseFrame(data.toString("utf8")));
+      return;
+    }
+    // Decoded, parsed and checked on a worker thread; this connection's later frames wait for it.
+    this.framesParsing++;
+    const handled = this.deps.frames
+      .parse(data)
+      .then((message) => {
+        if (!this.closed) this.guarded(() => this.onMessage(message));
+      })
+      .finally(() => {
+        this.framesParsing--;
+        this.closeOnceAnswered();
+      });
+    this.inbound.holdUntil(handled);
+  }
+
+  private onMessage(message: CheckedFrame): void {
     switch (message.kind) {
       case "malformed":
         // The connection stays open, as upstream's does.
@@ -392,10 +430,10 @@ export class Connection implements SessionSink {
         this.closeWith(1008, "unexpected response");
         return;
       case "notification":
-        this.onNotification(message.method, message.params);
+        this.onNotification(message.method, message.params, message.checked);
         return;
       case "request":
-        this.onRequest(message.id, message.method, message.params, message.jsonrpc).catch((error: unknown) => this.fail(error));
+        this.onRequest(message.id, message.method, message.params, message.jsonrpc, message.checked).catch((error: unknown) => this.fail(error));
         return;
     }
   }
@@ -434,14 +472,14 @@ export class Connection implements SessionSink {
 
   /** After the end of input: closes once no request is in flight and every queued reply was handed over. */
   private closeOnceAnswered(): void {
-    if (!this.inputEnded || this.requestsInFlight > 0) return;
+    if (!this.inputEnded || this.requestsInFlight > 0 || this.framesParsing > 0) return;
     void this.outbound.whenWritable().then(() => this.closeWith(1000, "end of input"));
   }
 
-  private onNotification(method: string, params: unknown): void {
+  private onNotification(method: string, params: unknown, checked?: ParamsCheck): void {
     if (method === "process/ack") {
       // Acks come as notifications: handled like the request, without a reply.
-      void dispatch(this, method, params, this.requestScope(false, [], [])).catch(() => undefined);
+      void dispatch(this, method, params, this.requestScope(false, [], [], []), checked).catch(() => undefined);
       return;
     }
     if (method === "initialized" && this.initializeRequested) {
@@ -456,7 +494,7 @@ export class Connection implements SessionSink {
   }
 
   /** The parts of a handler's context that come from this connection. */
-  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[]): RequestScope {
+  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[], untilSent: (() => void)[]): RequestScope {
     return {
       jsonrpc,
       afterReply: (task) => afterReply.push(task),
@@ -467,6 +505,10 @@ export class Connection implements SessionSink {
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
       whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
+      holdUntilSent: (release) => {
+        untilSent.push(release);
+        this.heldUntilSent.add(release);
+      },
     };
   }
 
@@ -495,7 +537,7 @@ export class Connection implements SessionSink {
     this.socket.close(code, reason.slice(0, 120));
   }
 
-  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
+  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean, checked?: ParamsCheck): Promise<void> {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
     const stopTimer = metrics.requestDuration.startTimer(Object.hasOwn(methods, method) ? method : "unknown");
@@ -505,9 +547,12 @@ export class Connection implements SessionSink {
     if (initializing) this.answeringInitialize = true;
     const afterReply: (() => void)[] = [];
     const reservations: (() => void)[] = [];
+    const untilSent: (() => void)[] = [];
     let reply: string;
     try {
-      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations));
+      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent), checked);
+      // Building the reply is this connection's work too: it waits for its turn while others wait for theirs.
+      await this.deps.turns.turn(this);
       reply = encodeResult(id, result, jsonrpc);
     } catch (error) {
       afterReply.length = 0;
@@ -521,7 +566,7 @@ export class Connection implements SessionSink {
     }
     try {
       // Queued, the reply counts as unsent; what was reserved for it is given back.
-      this.send(reply);
+      this.send(reply, untilSent.length === 0 ? undefined : () => this.releaseHeld(untilSent));
       for (const release of reservations) release();
       // A task's failure (after the reply went out) is this connection's, handled by the caller.
       for (const task of afterReply) task();
@@ -535,7 +580,17 @@ export class Connection implements SessionSink {
     }
   }
 
+  private releaseHeld(releases: readonly (() => void)[]): void {
+    for (const release of releases) {
+      this.heldUntilSent.delete(release);
+      release();
+    }
+  }
+
   private onClose(): void {
+    this.closed = true;
+    // Whatever the socket never wrote is given back to its budgets.
+    this.releaseHeld([...this.heldUntilSent]);
     this.inbound.close();
     this.replayer?.close();
     this.follower?.stop();

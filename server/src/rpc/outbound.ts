@@ -46,8 +46,14 @@ interface ProcessQueue {
   unackedBytes: number;
 }
 
+/** A reply or other frame that is not process output; `written` runs once the socket wrote it, or dropped it. */
+interface ControlFrame {
+  readonly frame: OutgoingMessage;
+  readonly written: (() => void) | undefined;
+}
+
 export class Outbound {
-  private readonly control: OutgoingMessage[] = [];
+  private readonly control: ControlFrame[] = [];
   /** Bytes (UTF-16 units for strings: close enough for a bound) in `control`. */
   private controlBytes = 0;
   private readonly queues = new Map<ManagedProcess, ProcessQueue>();
@@ -81,10 +87,17 @@ export class Outbound {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Replies and other frames that are not process output: sent before any queued output. */
-  sendControl(frame: OutgoingMessage): void {
-    if (this.closed) return;
-    this.control.push(frame);
+  /**
+   * Replies and other frames that are not process output: sent before any
+   * queued output. `written` runs once the socket has written the frame, or
+   * once it is dropped (the socket closed first).
+   */
+  sendControl(frame: OutgoingMessage, written?: () => void): void {
+    if (this.closed) {
+      written?.();
+      return;
+    }
+    this.control.push({ frame, written });
     this.controlBytes += frame.length;
     this.pump();
   }
@@ -148,7 +161,7 @@ export class Outbound {
   close(): void {
     this.closed = true;
     this.wakeWriters();
-    this.control.length = 0;
+    for (const { written } of this.control.splice(0)) written?.();
     this.controlBytes = 0;
     this.ready.length = 0;
     for (const [process, queue] of this.queues) {
@@ -173,8 +186,9 @@ export class Outbound {
     while (!this.closed && socket.isOpen && socket.bufferedAmount < this.limits.socketHighWaterBytes) {
       const control = this.control.shift();
       if (control !== undefined) {
-        this.controlBytes -= control.length;
-        socket.send(control, this.onSent);
+        this.controlBytes -= control.frame.length;
+        const { written } = control;
+        socket.send(control.frame, written ? () => (written(), this.onSent()) : this.onSent);
         this.metrics.framesSent.inc("reply");
         continue;
       }

@@ -3,7 +3,7 @@
  * observation, and expiry of sessions nobody reattached to within their TTL.
  *
  * Each session belongs to the identity that created it (the connection's
- * identity key, one opaque string from the auth layer, see daemon.ts): only
+ * identity key, one opaque string from the auth layer, auth/identity.ts): only
  * that identity may resume it, and to any other its id is unknown, in the
  * same words as an id that never existed. A credential with observer rights
  * may list and observe every session, never resume one.

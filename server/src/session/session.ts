@@ -111,7 +111,7 @@ export class Session {
     readonly id: string,
     /**
      * The identity key of the connection that created it (one opaque string
-     * from the auth layer, see daemon.ts): it owns the session (only it may
+     * from the auth layer, auth/identity.ts): it owns the session (only it may
      * resume it), and the per-client quotas count it there.
      */
     readonly client: string,
