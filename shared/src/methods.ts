@@ -52,6 +52,7 @@ export const RequestMethods = {
   "fs/readBlock": { params: S.FsReadBlockParamsSchema, result: S.FsReadBlockResultSchema, family: "filesystem", extension: false },
   /** Idempotent: closing an unknown handle succeeds. */
   "fs/close": { params: S.FsCloseParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/watchMissing": { params: S.FsWatchMissingParamsSchema, result: S.FsWatchMissingResultSchema, family: "filesystem", extension: false },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;
@@ -75,6 +76,8 @@ export const ServerNotifications = {
   /** Extension: only to observers, once per process before its events. */
   "process/started": S.ProcessStartedNotificationSchema,
   "http/request/bodyDelta": S.HttpRequestBodyDeltaSchema,
+  /** A watch of fs/watchMissing fired (once). */
+  "fs/missingChanged": S.FsMissingChangedNotificationSchema,
 } as const satisfies Record<string, TSchema>;
 
 export type ServerNotificationMethod = keyof typeof ServerNotifications;

@@ -81,6 +81,7 @@ const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
   "fs/open": "struct WireFsOpenParams",
   "fs/readBlock": "struct FsReadBlockParams",
   "fs/close": "struct FsCloseParams",
+  "fs/watchMissing": "struct FsWatchMissingParams",
   "http/request": "struct HttpRequestParams",
 };
 

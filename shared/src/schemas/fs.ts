@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { WireFileSystemSandboxContextSchema } from "../sandbox-schemas.js";
-import { Base64, Opt, PathUriSchema } from "./common.js";
+import { Base64, Opt, PathUriSchema, Unsigned } from "./common.js";
 
 // ---------------------------------------------------------------- sandbox
 
@@ -123,3 +123,24 @@ export type FsWalkOptions = Static<typeof FsWalkOptionsSchema>;
 export type FsWalkResult = Static<typeof FsWalkResultSchema>;
 export type FsGetMetadataResult = Static<typeof FsGetMetadataResultSchema>;
 export type FsReadDirectoryEntry = Static<typeof FsReadDirectoryEntrySchema>;
+
+// ---------------------------------------------------------------- watching for missing paths (capability fsWatchMissing)
+
+/**
+ * One watch per connection: a call with a larger `watchId` than any before
+ * replaces the connection's watch, a smaller or equal one is ignored
+ * (`watching: false`). `missing` are paths that do not exist (at most 64);
+ * `present`, when given, a path that does and is no symlink. The watch fires
+ * once, with fs/missingChanged, when any of them (or a directory above them)
+ * is created, removed or changed.
+ */
+export const FsWatchMissingParamsSchema = Type.Object({
+  watchId: Unsigned("u64"),
+  missing: Type.Array(PathUriSchema),
+  present: Opt(PathUriSchema),
+});
+/** False when nothing is watched: the id was not new, or a path was not as claimed, or past a limit. */
+export const FsWatchMissingResultSchema = Type.Object({ watching: Type.Boolean() });
+export const FsMissingChangedNotificationSchema = Type.Object({ watchId: Unsigned("u64") });
+
+export type FsWatchMissingParams = Static<typeof FsWatchMissingParamsSchema>;

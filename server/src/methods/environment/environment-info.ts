@@ -23,7 +23,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   sandboxedFileStreaming: false,
   shellSnapshotV2: false,
   windowsMxc: false,
-  fsWatchMissing: false,
+  fsWatchMissing: true,
   fileWriteStreaming: false,
   credentialMasking: false,
 };

@@ -10,6 +10,7 @@ import { fsReadDirectory } from "./read-directory.js";
 import { fsReadFile } from "./read-file.js";
 import { fsRemove } from "./remove.js";
 import { fsWalk } from "./walk.js";
+import { fsWatchMissing } from "./watch-missing.js";
 import { fsWriteFile } from "./write-file.js";
 
 export const fsHandlers = {
@@ -25,4 +26,5 @@ export const fsHandlers = {
   "fs/open": fsOpen,
   "fs/readBlock": fsReadBlock,
   "fs/close": fsClose,
+  "fs/watchMissing": fsWatchMissing,
 } as const;

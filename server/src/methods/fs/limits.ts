@@ -43,3 +43,20 @@ export const WALK_RESPONSE_ITEM_OVERHEAD_BYTES = 64;
 
 /** Bytes moved per read/write step when fs/copy copies a file: each step yields to the event loop. */
 export const COPY_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * fs/watchMissing: paths one watch may name, and directories it may watch
+ * (every directory above them, existing or not, counted once): upstream's,
+ * asked of 0.171 (65 paths, or a 65th directory, and it answers
+ * `watching: false`). One watch per connection.
+ */
+export const MAX_WATCH_MISSING_PATHS = 64;
+export const MAX_WATCH_MISSING_DIRECTORIES = 64;
+/**
+ * Directories watched at once across the daemon (each an inotify watch of
+ * the daemon's user, whose limit the whole host shares): past it a watch
+ * answers `watching: false` and the client polls, as it does with upstream.
+ */
+export const MAX_WATCHED_DIRECTORIES_PER_DAEMON = 4096;
+/** A path longer than the host's PATH_MAX cannot exist: such a watch is refused at once. */
+export const MAX_WATCH_PATH_BYTES = 4096;
