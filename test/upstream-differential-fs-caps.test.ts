@@ -143,3 +143,110 @@ describeDifferential("fs/watchMissing", [
     ],
   },
 ]);
+
+const openFor = (handleId: string, name: string, mode?: unknown) => fs("open", { handleId, path: uri(name), ...(mode === undefined ? {} : { mode }) });
+const writeBlock = (handleId: string, offset: number, text: string) => fs("writeBlock", { handleId, offset, chunk: Buffer.from(text).toString("base64") });
+const close = (handleId: string) => fs("close", { handleId });
+
+describeDifferential("fs/open mode replace, fs/writeBlock", [
+  {
+    name: "a new file, written in blocks at any offset (a gap is zeros)",
+    snapshot: true,
+    steps: [openFor("w", "new.txt", "replace"), writeBlock("w", 0, "hello"), writeBlock("w", 5, " world"), writeBlock("w", 0, "J"), writeBlock("w", 14, "!"), close("w")],
+  },
+  {
+    name: "an existing file is truncated at open, in place",
+    files: { "old.txt": "0123456789" },
+    snapshot: true,
+    steps: [openFor("w", "old.txt", "replace"), { request: "fs/readFile", params: { path: uri("old.txt") } }, writeBlock("w", 0, "new"), close("w")],
+  },
+  {
+    name: "through a symlink, and through a dangling one",
+    files: { target: "before", link: { symlink: "<scratch>/target" }, dangling: { symlink: "<scratch>/made" } },
+    snapshot: true,
+    steps: [openFor("a", "link", "replace"), writeBlock("a", 0, "via link"), openFor("b", "dangling", "replace"), writeBlock("b", 0, "made"), close("a"), close("b")],
+  },
+  {
+    name: "the blocks stay written when the handle is never closed",
+    snapshot: true,
+    steps: [openFor("w", "kept.txt", "replace"), writeBlock("w", 0, "kept")],
+  },
+  {
+    name: "a write handle cannot be read (and that closes it); a read handle cannot be written (and stays open)",
+    files: { "r.txt": "readable" },
+    steps: [
+      openFor("w", "w.txt", "replace"),
+      fs("readBlock", { handleId: "w", offset: 0, len: 1 }),
+      writeBlock("w", 0, "x"),
+      openFor("r", "r.txt", "read"),
+      writeBlock("r", 0, "x"),
+      fs("readBlock", { handleId: "r", offset: 0, len: 8 }),
+    ],
+  },
+  {
+    name: "block length: empty, 1 MiB, 1 MiB and one byte",
+    steps: [
+      openFor("w", "big", "replace"),
+      fs("writeBlock", { handleId: "w", offset: 0, chunk: "" }),
+      fs("writeBlock", { handleId: "w", offset: 0, chunk: Buffer.alloc(1_048_576, 97).toString("base64") }),
+      fs("writeBlock", { handleId: "w", offset: 0, chunk: Buffer.alloc(1_048_577, 97).toString("base64") }),
+      { request: "fs/readFile", params: { path: uri("big") } },
+    ],
+  },
+  {
+    name: "checks in upstream's order: handle id, block length, handle",
+    steps: [
+      fs("writeBlock", { handleId: "h".repeat(33), offset: 0, chunk: "" }),
+      fs("writeBlock", { handleId: "nope", offset: 0, chunk: "" }),
+      fs("writeBlock", { handleId: "nope", offset: 0, chunk: "eA==" }),
+    ],
+  },
+  {
+    name: "chunks that are not base64",
+    steps: [
+      openFor("w", "f", "replace"),
+      fs("writeBlock", { handleId: "w", offset: 0, chunk: "!!" }),
+      fs("writeBlock", { handleId: "w", offset: 0, chunk: "eA" }),
+      fs("writeBlock", { handleId: "w", offset: 0, chunk: "eA=" }),
+      writeBlock("w", 0, "still open"),
+    ],
+  },
+  {
+    name: "what cannot be opened for replace: a directory, a FIFO, a device, a missing parent",
+    files: { dir: { directory: true }, fifo: { fifo: true } },
+    steps: [openFor("a", "dir", "replace"), openFor("b", "fifo", "replace"), fs("open", { handleId: "c", path: "file:///dev/null", mode: "replace" }), openFor("d", "missing/x", "replace")],
+  },
+  {
+    name: "modes: absent is read; null, a number, an unknown name or a map are refused",
+    files: { f: "x" },
+    steps: [
+      openFor("a", "f"),
+      openFor("b", "f", null),
+      openFor("c", "f", 5),
+      openFor("d", "f", "write"),
+      openFor("e", "f", { replace: {} }),
+      openFor("f", "f", { append: null }),
+      openFor("g", "f", ["read"]),
+    ],
+  },
+  {
+    name: "read and write handles share the 128 a connection may hold",
+    files: { f: "x" },
+    steps: [
+      ...Array.from({ length: 64 }, (_, index) => openFor(`r${index}`, "f", "read")),
+      ...Array.from({ length: 64 }, (_, index) => openFor(`w${index}`, `w${index}`, "replace")),
+      openFor("one-too-many", "f", "replace"),
+    ],
+  },
+  {
+    name: "params upstream refuses",
+    steps: [
+      { request: "fs/writeBlock", params: null },
+      { request: "fs/writeBlock", params: { handleId: "w" } },
+      { request: "fs/writeBlock", params: { handleId: "w", offset: 0 } },
+      { request: "fs/writeBlock", params: { handleId: "w", offset: -1, chunk: "eA==" } },
+      { request: "fs/writeBlock", params: { handleId: "w", offset: "0", chunk: "eA==" } },
+      { request: "fs/writeBlock", params: { handleId: 5, offset: 0, chunk: "eA==" } },
+    ],
+  },
+]);

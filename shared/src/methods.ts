@@ -52,6 +52,7 @@ export const RequestMethods = {
   "fs/readBlock": { params: S.FsReadBlockParamsSchema, result: S.FsReadBlockResultSchema, family: "filesystem", extension: false },
   /** Idempotent: closing an unknown handle succeeds. */
   "fs/close": { params: S.FsCloseParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/writeBlock": { params: S.FsWriteBlockParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
   "fs/watchMissing": { params: S.FsWatchMissingParamsSchema, result: S.FsWatchMissingResultSchema, family: "filesystem", extension: false },
 } as const satisfies Record<string, MethodSpec>;
 

@@ -104,7 +104,13 @@ export const FsCopyParamsSchema = Type.Object({
 /** At most 32 bytes (checked by the daemon); the Rust client uses a simple UUID. */
 const HandleId = Type.String();
 
-export const FsOpenParamsSchema = Type.Object({ handleId: HandleId, path: PathUriSchema, sandbox: Sandbox });
+/**
+ * `read` (the default) opens for fs/readBlock; `replace` (capability
+ * fileWriteStreaming) creates the file or truncates it in place, for
+ * fs/writeBlock. Absent means `read`; null is refused, as upstream.
+ */
+export const FsOpenModeSchema = Type.Union([Type.Literal("read"), Type.Literal("replace")]);
+export const FsOpenParamsSchema = Type.Object({ handleId: HandleId, path: PathUriSchema, mode: Type.Optional(FsOpenModeSchema), sandbox: Sandbox });
 export const FsOpenResultSchema = Type.Object({ handleId: HandleId });
 
 export const FsReadBlockParamsSchema = Type.Object({
@@ -118,6 +124,15 @@ export const FsReadBlockParamsSchema = Type.Object({
 export const FsReadBlockResultSchema = Type.Object({ chunk: Base64, eof: Type.Boolean() });
 
 export const FsCloseParamsSchema = Type.Object({ handleId: HandleId });
+
+/** Writes `chunk` (1..=1048576 bytes, checked by the daemon) at `offset` of a handle opened with mode `replace`. */
+export const FsWriteBlockParamsSchema = Type.Object({
+  handleId: HandleId,
+  offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, serde: "u64" }),
+  chunk: Base64,
+});
+
+export type FsOpenMode = Static<typeof FsOpenModeSchema>;
 
 export type FsWalkOptions = Static<typeof FsWalkOptionsSchema>;
 export type FsWalkResult = Static<typeof FsWalkResultSchema>;

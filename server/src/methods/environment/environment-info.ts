@@ -24,7 +24,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   shellSnapshotV2: false,
   windowsMxc: false,
   fsWatchMissing: true,
-  fileWriteStreaming: false,
+  fileWriteStreaming: true,
   credentialMasking: false,
 };
 

@@ -80,3 +80,10 @@ export function hiddenFilesFor(
 ): Promise<HiddenFiles> | undefined {
   return sandbox ? HiddenFiles.of(connection.deps.hiddenPaths) : undefined;
 }
+
+/** As checkDirectRead, for a streamed write (fs/open mode `replace`): directly under a profile that writes the whole disk. */
+export function checkDirectWrite(sandbox: WireFileSystemSandboxContext | null | undefined): void {
+  if (!sandbox) return;
+  checkContextPaths(sandbox);
+  if (!writesWholeDisk(sandbox.permissions)) throw invalidRequest("sandboxed filesystem operations require configured runtime paths");
+}
