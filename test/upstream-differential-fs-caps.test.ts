@@ -4,10 +4,15 @@
  * fs/watchMissing (fsWatchMissing). What upstream does was asked of the
  * binary first; docs/upstream-capabilities.md has it method by method.
  *   npx vitest run test/upstream-differential-fs-caps.test.ts -t "fs/watchMissing"
+ *
+ * Both servers inherit this process's environment (the upstream as a child,
+ * execmux in this process), set below for the valueEnvVar cases.
  */
 import { tmpdir } from "node:os";
-import { describeDifferential } from "./helpers/differential.js";
-import { fs, uri } from "./helpers/exec-server-frames.js";
+import { expect } from "vitest";
+import { describeDifferential, observationOf } from "./helpers/differential.js";
+import { fs, http, uri } from "./helpers/exec-server-frames.js";
+import { HttpTarget } from "./helpers/http-target.js";
 
 const watchMissing = (watchId: unknown, missing: string[], present?: string | null) =>
   fs("watchMissing", { watchId, missing: missing.map(uri), ...(present === undefined ? {} : { present: present === null ? null : uri(present) }) });
@@ -250,3 +255,66 @@ describeDifferential("fs/open mode replace, fs/writeBlock", [
     ],
   },
 ]);
+
+// Both executors read these: the upstream's environment is a copy of this process's, execmux runs in it.
+process.env["FS_CAPS_HEADER_TOKEN"] = "t0ken";
+process.env["FS_CAPS_EMPTY"] = "";
+process.env["FS_CAPS_NEWLINE"] = "two\nlines";
+process.env["OPENAI_API_KEY"] = "sk-must-not-leave";
+process.env["EXECMUX_FS_CAPS_SETTING"] = "daemon-only";
+
+const echoWith = (requestId: string, headers: unknown[]) => http(requestId, "/echo", { headers });
+
+describeDifferential(
+  "http/request valueEnvVar",
+  [
+    {
+      name: "the variable's value is appended to value",
+      steps: [
+        echoWith("r", [
+          { name: "x-auth", value: "Bearer ", valueEnvVar: "FS_CAPS_HEADER_TOKEN" },
+          // Repeats kept together: upstream's reqwest groups a name's values (see docs/upstream-capabilities.md).
+          { name: "x-auth", value: "again ", valueEnvVar: "FS_CAPS_HEADER_TOKEN" },
+          { name: "x-bare", value: "", valueEnvVar: "FS_CAPS_HEADER_TOKEN" },
+          { name: "x-plain", value: "as is", valueEnvVar: null },
+        ]),
+      ],
+    },
+    { name: "a variable that is not set", steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "FS_CAPS_NOT_SET" }])] },
+    { name: "a variable that is empty", steps: [echoWith("r", [{ name: "x-a", value: "p", valueEnvVar: "FS_CAPS_EMPTY" }])] },
+    { name: "names are looked up as written", steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "fs_caps_header_token" }])] },
+    { name: "an empty name, and one with =", steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "" }]), echoWith("s", [{ name: "x-a", value: "", valueEnvVar: "A=B" }])] },
+    { name: "a value that becomes invalid with the variable", steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "FS_CAPS_NEWLINE" }])] },
+    {
+      name: "Codex's own credentials are never readable, in any case",
+      steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "OPENAI_API_KEY" }]), echoWith("s", [{ name: "x-a", value: "", valueEnvVar: "openai_api_key" }])],
+    },
+    { name: "refused whether set or not", steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "AWS_SESSION_TOKEN" }])] },
+    {
+      name: "checks in upstream's order: each header's name, then its variable, then its value",
+      steps: [
+        echoWith("r", [{ name: "bad name", value: "", valueEnvVar: "FS_CAPS_NOT_SET" }]),
+        echoWith("s", [{ name: "x-a", value: "a\nb", valueEnvVar: "FS_CAPS_NOT_SET" }]),
+        echoWith("t", [{ name: "x-a", value: "", valueEnvVar: "FS_CAPS_NOT_SET" }, { name: "bad name", value: "" }]),
+        { request: "http/request", params: { method: "GET", url: "ftp://127.0.0.1/x", requestId: "u", headers: [{ name: "x", value: "", valueEnvVar: "FS_CAPS_NOT_SET" }] } },
+      ],
+    },
+    { name: "valueEnvVar that is not a string", steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: 5 }])] },
+    { name: "valueEnvVar without value", steps: [echoWith("r", [{ name: "x-a", valueEnvVar: "FS_CAPS_HEADER_TOKEN" }])] },
+    {
+      name: "the daemon's own settings",
+      steps: [echoWith("r", [{ name: "x-a", value: "", valueEnvVar: "EXECMUX_FS_CAPS_SETTING" }])],
+      differs: {
+        why: "execmux keeps its own EXECMUX_* settings (its token among them) from every client; upstream does not know them and sends the value",
+        assert: (upstream, execmux) => {
+          expect(JSON.stringify(observationOf(upstream, "a: http/request #2"))).toContain("daemon-only");
+          expect(observationOf(execmux, "a: http/request #2")).toEqual({
+            id: 2,
+            error: { code: -32602, message: "http/request header x-a cannot use executor environment variable EXECMUX_FS_CAPS_SETTING" },
+          });
+        },
+      },
+    },
+  ],
+  { httpTarget: new HttpTarget() },
+);

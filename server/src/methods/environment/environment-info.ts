@@ -19,7 +19,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,
   environmentConfigRead: false,
-  httpHeaderEnvVars: false,
+  httpHeaderEnvVars: true,
   sandboxedFileStreaming: false,
   shellSnapshotV2: false,
   windowsMxc: false,
