@@ -318,3 +318,106 @@ describeDifferential(
   ],
   { httpTarget: new HttpTarget() },
 );
+
+/**
+ * A profile that reads all but one directory and writes only `proj`: not
+ * whole-disk read, so both servers run reads (walks, streamed opens) inside
+ * a sandbox (capability sandboxedFileStreaming), and a denied path is the
+ * kernel's EACCES in the same words.
+ */
+const denySecretSandbox = {
+  permissions: {
+    type: "managed",
+    file_system: {
+      type: "restricted",
+      entries: [
+        { path: { type: "special", value: { kind: "root" } }, access: "read" },
+        { path: { type: "path", path: "file://<scratch>/proj" }, access: "write" },
+        { path: { type: "path", path: "file://<scratch>/secret" }, access: "deny" },
+      ],
+    },
+    network: "restricted",
+  },
+  policyContext: { cwd: "file://<scratch>/proj", workspaceRoots: ["file://<scratch>/proj"] },
+  windowsSandboxLevel: "disabled",
+  useLegacyLandlock: false,
+};
+/**
+ * The same without the writable root: under one, upstream's sandbox shows
+ * .git, .codex, .agents and .aws below it as (read-only) directories even
+ * when they do not exist, which execmux's does not (sandbox/, the lead's).
+ */
+const readOnlyDenySecretSandbox = {
+  ...denySecretSandbox,
+  permissions: {
+    ...denySecretSandbox.permissions,
+    file_system: { type: "restricted", entries: denySecretSandbox.permissions.file_system.entries.filter((entry) => entry.access !== "write") },
+  },
+};
+const CONFINED_TREE = {
+  "proj/a.txt": "0123456789",
+  "proj/sub/b.txt": "b",
+  "proj/planted": { symlink: "<scratch>/outside" },
+  "secret/s.txt": "secret",
+  "outside/o.txt": "o",
+} as const;
+const confined = (method: string, params: Record<string, unknown>) => fs(method, { ...params, sandbox: denySecretSandbox });
+const confinedRead = (method: string, params: Record<string, unknown>) => fs(method, { ...params, sandbox: readOnlyDenySecretSandbox });
+const WALK_OPTIONS = { maxDepth: 5, maxDirectories: 100, maxEntries: 100, followDirectorySymlinks: false };
+
+describeDifferential("fs/walk and fs/open under a sandbox that does not read the whole disk", [
+  { name: "a walk sees what the profile lets it see", files: CONFINED_TREE, steps: [confinedRead("walk", { path: uri(""), options: WALK_OPTIONS })] },
+  { name: "a walk of the denied directory", files: CONFINED_TREE, steps: [confinedRead("walk", { path: uri("secret"), options: WALK_OPTIONS })] },
+  { name: "a walk of a missing root", files: CONFINED_TREE, steps: [confinedRead("walk", { path: uri("missing"), options: WALK_OPTIONS })] },
+  {
+    name: "a streamed read of a readable file, which reads the file as it is now",
+    files: CONFINED_TREE,
+    steps: [
+      confined("open", { handleId: "r", path: uri("proj/a.txt") }),
+      fs("readBlock", { handleId: "r", offset: 2, len: 4 }),
+      fs("writeFile", { path: uri("proj/a.txt"), dataBase64: Buffer.from("XYZ").toString("base64") }),
+      fs("readBlock", { handleId: "r", offset: 0, len: 10 }),
+      fs("close", { handleId: "r" }),
+    ],
+  },
+  {
+    name: "a streamed read of a denied, a missing and a directory path",
+    files: CONFINED_TREE,
+    steps: [
+      confined("open", { handleId: "a", path: uri("secret/s.txt") }),
+      confined("open", { handleId: "b", path: uri("proj/missing") }),
+      confined("open", { handleId: "c", path: uri("proj/sub") }),
+    ],
+  },
+  {
+    name: "a streamed write inside the writable root",
+    files: CONFINED_TREE,
+    snapshot: true,
+    steps: [
+      confined("open", { handleId: "w", path: uri("proj/new.txt"), mode: "replace" }),
+      writeBlock("w", 0, "written inside"),
+      confined("open", { handleId: "v", path: uri("proj/a.txt"), mode: "replace" }),
+      writeBlock("v", 0, "replaced"),
+      close("w"),
+      close("v"),
+    ],
+  },
+  {
+    name: "a streamed write into the denied directory",
+    files: CONFINED_TREE,
+    snapshot: true,
+    steps: [confined("open", { handleId: "w", path: uri("secret/new.txt"), mode: "replace" }), confined("open", { handleId: "v", path: uri("secret/s.txt"), mode: "replace" })],
+  },
+  {
+    name: "a streamed write outside the writable root, and through a symlink planted in it",
+    files: CONFINED_TREE,
+    snapshot: true,
+    steps: [
+      confined("open", { handleId: "w", path: uri("outside/new.txt"), mode: "replace" }),
+      confined("open", { handleId: "v", path: uri("outside/o.txt"), mode: "replace" }),
+      confined("open", { handleId: "u", path: uri("proj/planted/o.txt"), mode: "replace" }),
+      confined("open", { handleId: "r", path: uri("proj/planted/o.txt") }),
+      fs("readBlock", { handleId: "r", offset: 0, len: 10 }),
+    ],
+  },
+]);

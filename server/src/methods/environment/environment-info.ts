@@ -20,7 +20,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   capabilityDiscoveryV2: false,
   environmentConfigRead: false,
   httpHeaderEnvVars: true,
-  sandboxedFileStreaming: false,
+  sandboxedFileStreaming: true,
   shellSnapshotV2: false,
   windowsMxc: false,
   fsWatchMissing: true,
