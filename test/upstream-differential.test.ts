@@ -447,7 +447,7 @@ describeDifferential("process/start", [
       project: messagesCutAfter("Not a directory (os error 20)"),
       assert: (_upstream, execmux) =>
         expect(observationOf(execmux, "a: process/start #2")).toMatchObject({
-          error: { code: -32603, data: { kind: "spawnFailed" }, message: "Not a directory (os error 20): working directory <scratch>/file" },
+          error: { code: -32603, message: "Not a directory (os error 20): working directory <scratch>/file" },
         }),
     },
   },
