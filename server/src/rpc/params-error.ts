@@ -64,6 +64,7 @@ const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
   initialize: "struct InitializeParams",
   "environment/info": "unit",
   "environment/status": "unit",
+  "environmentConfig/read": "struct EnvironmentConfigReadParams",
   "process/start": "struct WireExecParams",
   "process/read": "struct ReadParams",
   "process/write": "struct WriteParams",

@@ -18,7 +18,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyLaunch: false,
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,
-  environmentConfigRead: false,
+  environmentConfigRead: true,
   httpHeaderEnvVars: true,
   sandboxedFileStreaming: true,
   shellSnapshotV2: false,
