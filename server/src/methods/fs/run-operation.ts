@@ -10,6 +10,7 @@ import type { PreparedFsSandbox } from "../../sandbox/index.js";
 import { runConfined } from "../../sandbox/confined-call.js";
 import { mappingFsErrors } from "./fs-error.js";
 import * as readOperations from "./read-operations.js";
+import * as walkOperations from "./walk-tree.js";
 import * as writeOperations from "./write-operations.js";
 
 type AnyOperation = (...args: never[]) => Promise<unknown>;
@@ -35,3 +36,4 @@ function runnerOf<M extends object>(moduleUrl: string, operations: M) {
 
 export const runWriteOperation = runnerOf(new URL("./write-operations.js", import.meta.url).href, writeOperations);
 export const runReadOperation = runnerOf(new URL("./read-operations.js", import.meta.url).href, readOperations);
+export const runWalkOperation = runnerOf(new URL("./walk-tree.js", import.meta.url).href, walkOperations);

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { ParamsOf, ResultOf } from "@execmux/shared";
+import { ErrorCode, type ParamsOf, type ResultOf } from "@execmux/shared";
 import { SpawnError, type SpawnSpec } from "../../process/child.js";
 import { resolveCwd } from "../../process/cwd.js";
 import { buildChildEnv } from "../../process/env-policy.js";
@@ -9,12 +9,14 @@ import { resolveExecutable } from "../../process/resolve-executable.js";
 import { spawnPipe } from "../../process/spawn-pipe.js";
 import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
-import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
+import { internalError, invalidParams, limitExceeded, RpcError } from "../../rpc/rpc-error.js";
 import { prepareProcessSandbox } from "../../sandbox/index.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
+import { sandboxAvailability } from "../../sandbox/availability.js";
 import type { ProcessContext } from "../context.js";
+import { sandboxErrorKind, spawnErrorKind } from "./start-error-kind.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
 const DEFAULT_COLS = 80;
@@ -41,8 +43,9 @@ export async function processStart(
     // missing program, and a client cannot tell them apart).
     if (error instanceof SpawnError) {
       const os = osErrorMessage(error.errno);
-      if (!os) throw internalError(`failed to start ${program}: ${error.message}`);
-      throw internalError(error.subject ? `${os}: ${error.subject}` : os);
+      const data = { kind: spawnErrorKind(error.errno) };
+      if (!os) throw internalError(`failed to start ${program}: ${error.message}`, data);
+      throw internalError(error.subject ? `${os}: ${error.subject}` : os, data);
     }
     if (error instanceof GlobBudgetExceeded) throw limitExceeded("envPolicyGlobSteps", error.message);
     throw error;
@@ -56,6 +59,15 @@ export async function processStart(
  */
 function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
   if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
+}
+
+/** A sandbox refusal (-32602) gains upstream's data.kind: no sandbox here at all, or not this profile. */
+async function withSandboxKind(error: unknown): Promise<never> {
+  if (error instanceof RpcError && error.code === ErrorCode.InvalidParams && error.data === undefined) {
+    const unavailable = !(await sandboxAvailability()).available;
+    throw new RpcError(error.code, error.message, { kind: sandboxErrorKind(unavailable) });
+  }
+  throw error;
 }
 
 async function start(
@@ -160,7 +172,7 @@ async function startWithin(
         // An executor-local proxy takes the place of the client's.
         managedNetwork: params.managedNetwork != null && !proxy,
         proxyBridge: proxy?.bridge,
-      })
+      }).catch(withSandboxKind)
     : undefined;
 
   session.reserve(params.processId);
