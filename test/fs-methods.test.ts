@@ -713,7 +713,6 @@ describe("sandbox", () => {
     const { client } = await connect();
     const root = scratchDirectory("fs");
     writeFileSync(join(root, "file"), "data");
-    const failClosed = { code: ErrorCode.InvalidRequest, message: "sandboxed filesystem operations require configured runtime paths" };
     const restricted = (entries: unknown[]) => ({
       permissions: { type: "managed", file_system: { type: "restricted", entries }, network: "restricted" },
       policyContext: { cwd: uri(root), workspaceRoots: [uri(root)] },
@@ -731,13 +730,16 @@ describe("sandbox", () => {
           message: expect.stringMatching(refused),
         });
       }
-      // A walk answers in pieces and a streamed read holds its file: neither runs in a one-call helper.
+      // Walks and streamed reads run confined too (sandboxedFileStreaming), so they are refused for the same reasons.
       expect(await refusal(client, "fs/walk", {
         path: uri(root),
         options: { maxDepth: 1, maxDirectories: 1, maxEntries: 1, followDirectorySymlinks: false },
         sandbox: restricted([...entries]),
-      })).toEqual(failClosed);
-      expect(await refusal(client, "fs/open", { handleId: "h", path: uri(join(root, "file")), sandbox: restricted([...entries]) })).toEqual(failClosed);
+      })).toEqual({ code: ErrorCode.InvalidParams, message: expect.stringMatching(refused) });
+      expect(await refusal(client, "fs/open", { handleId: "h", path: uri(join(root, "file")), sandbox: restricted([...entries]) })).toEqual({
+        code: ErrorCode.InvalidParams,
+        message: expect.stringMatching(refused),
+      });
     }
   });
 

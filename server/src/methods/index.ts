@@ -28,6 +28,8 @@ type AnyHandler = (params: unknown, context: HandlerContext) => unknown;
 const FAMILIES = {
   initialize: () => Promise.resolve({ initialize }),
   environment: () => Promise.resolve(environmentHandlers),
+  // environmentConfig/read lives with the environment family (its parsing loads on its first call).
+  environmentConfig: () => Promise.resolve(environmentHandlers),
   process: () => Promise.resolve(processHandlers),
   http: () => import("./http/index.js").then((module) => module.httpHandlers),
   fs: () => import("./fs/index.js").then((module) => module.fsHandlers),

@@ -5,11 +5,13 @@
  */
 import type { SandboxSupport } from "@execmux/shared";
 import { resolveExecutable } from "../process/resolve-executable.js";
-import { sandboxAvailability } from "./availability.js";
+
+/** The probe, loaded on the first environment/info: it brings the sandbox's launcher with it. */
+const availability = async () => (await import("./availability.js")).sandboxAvailability();
 
 export async function sandboxSupport(): Promise<SandboxSupport> {
-  const availability = await sandboxAvailability();
-  return availability.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: availability.reason };
+  const found = await availability();
+  return found.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: found.reason };
 }
 
 /** Where the relay's tools are looked for: the daemon's PATH, then where Debian keeps them (ip and iptables are in sbin). */
@@ -26,5 +28,5 @@ export function findTool(name: string): string | undefined {
 
 /** Whether transparent TCP can be set up here: a sandbox, and the relay's tools (environment/info's networkProxyTransparentTcp). */
 export async function transparentTcpSupported(): Promise<boolean> {
-  return (await sandboxAvailability()).available && ["perl", "ip", "iptables", "setpriv"].every((name) => findTool(name) !== undefined);
+  return (await availability()).available && ["perl", "ip", "iptables", "setpriv"].every((name) => findTool(name) !== undefined);
 }

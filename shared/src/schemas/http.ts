@@ -16,9 +16,10 @@ export const HttpHeaderSchema = Type.Object({
   name: Type.String(),
   value: Type.String(),
   /**
-   * Upstream appends this executor-side environment variable's value to
-   * `value`, behind the `httpHeaderEnvVars` capability. execmux reports that
-   * capability false and refuses a non-null value.
+   * Capability httpHeaderEnvVars: the value of this environment variable of
+   * the executor is appended to `value` (`"Bearer "` + a token the client
+   * never sees). Missing, empty, or one the executor keeps to itself
+   * (Codex's own credentials, every EXECMUX_* variable) is -32602.
    */
   valueEnvVar: Opt(Type.String()),
 });

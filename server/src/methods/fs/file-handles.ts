@@ -1,5 +1,5 @@
 /**
- * A connection's open fs/open handles (upstream's FileReadHandleManager):
+ * A connection's open fs/open handles, for reading or (mode `replace`) writing:
  * at most 128, ids of at most 32 bytes, read at any offset in any order, kept
  * open at EOF until fs/close; a read error closes the handle. The handle
  * holds the file open, so a file replaced or removed meanwhile keeps reading

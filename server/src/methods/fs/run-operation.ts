@@ -12,6 +12,7 @@ import { inPackage } from "../../package-root.js";
 import { runConfined } from "../../sandbox/confined-call.js";
 import { mappingFsErrors } from "./fs-error.js";
 import * as readOperations from "./read-operations.js";
+import * as walkOperations from "./walk-tree.js";
 import * as writeOperations from "./write-operations.js";
 
 type AnyOperation = (...args: never[]) => Promise<unknown>;
@@ -38,3 +39,4 @@ function runnerOf<M extends object>(moduleUrl: string, operations: M) {
 // The confined helper imports them from dist/ (tsc's output), where they are whether or not the daemon runs from its bundle.
 export const runWriteOperation = runnerOf(pathToFileURL(inPackage("dist", "methods", "fs", "write-operations.js")).href, writeOperations);
 export const runReadOperation = runnerOf(pathToFileURL(inPackage("dist", "methods", "fs", "read-operations.js")).href, readOperations);
+export const runWalkOperation = runnerOf(pathToFileURL(inPackage("dist", "methods", "fs", "walk-tree.js")).href, walkOperations);

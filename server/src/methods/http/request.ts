@@ -25,7 +25,7 @@ export async function httpRequest(params: ParamsOf<"http/request">, context: Ses
   const call = requests.begin(params.requestId, streamed, params.timeoutMs ?? undefined);
   let streaming = false;
   try {
-    const request = outgoingRequest(params);
+    const request = outgoingRequest(params, process.env);
     // Upstream's outer deadline fires before anything is sent; its words, not a send error's.
     if (params.timeoutMs === 0) throw requestFailed("route-aware request timed out");
     const exchange = await sendFollowingRedirects(request, {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { ErrorCode } from "@execmux/shared/core";
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { SpawnFailure } from "../../host/process-host.js";
 import { SpawnError } from "../../process/spawn-error.js";
@@ -8,12 +9,13 @@ import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
 import { osErrorMessage } from "../../os-error.js";
-import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
+import { internalError, invalidParams, limitExceeded, RpcError } from "../../rpc/rpc-error.js";
 import { summarizeArgv } from "../../session/session.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
 import type { ProcessContext } from "../context.js";
+import { sandboxErrorKind, spawnErrorKind } from "./start-error-kind.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
 const DEFAULT_COLS = 80;
@@ -40,8 +42,9 @@ export async function processStart(
     // missing program, and a client cannot tell them apart).
     if (error instanceof SpawnError) {
       const os = osErrorMessage(error.errno);
-      if (!os) throw internalError(`failed to start ${program}: ${error.message}`);
-      throw internalError(error.subject ? `${os}: ${error.subject}` : os);
+      const data = { kind: spawnErrorKind(error.errno) };
+      if (!os) throw internalError(`failed to start ${program}: ${error.message}`, data);
+      throw internalError(error.subject ? `${os}: ${error.subject}` : os, data);
     }
     if (error instanceof GlobBudgetExceeded) throw limitExceeded("envPolicyGlobSteps", error.message);
     throw error;
@@ -55,6 +58,16 @@ export async function processStart(
  */
 function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
   if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
+}
+
+/** A sandbox refusal (-32602) gains upstream's data.kind: no sandbox here at all, or not this profile. */
+async function withSandboxKind(error: unknown): Promise<never> {
+  if (error instanceof RpcError && error.code === ErrorCode.InvalidParams && error.data === undefined) {
+    const { sandboxAvailability } = await import("../../sandbox/availability.js");
+    const unavailable = !(await sandboxAvailability()).available;
+    throw new RpcError(error.code, error.message, { kind: sandboxErrorKind(unavailable) });
+  }
+  throw error;
 }
 
 async function start(
@@ -160,7 +173,7 @@ async function startWithin(
         // An executor-local proxy takes the place of the client's.
         managedNetwork: params.managedNetwork != null && !proxy,
         proxyBridge: proxy?.bridge,
-      })
+      }).catch(withSandboxKind)
     : undefined;
 
   session.reserve(params.processId);
