@@ -36,7 +36,7 @@ export const ConfigSchema = Type.Object(
     spawnerPidNamespace: Type.Union([Type.Literal("auto"), Type.Literal("on"), Type.Literal("off")], {
       default: "auto",
       description:
-        "Run the spawner process (which forks every child) in a PID namespace of its own, and a mount namespace with its own /proc: then nothing the daemon started survives even if every execmux process is SIGKILLed at once, and children's ps, pgrep, kill and $$ agree on the namespace's pids (process/list reports the host's; a convenience, not a security boundary). Needs root (CAP_SYS_ADMIN), util-linux unshare, perl and mount. auto: where the machine allows it; on: refuse to start where it does not; off: never (children then outlive a daemon and spawner killed together, though a spawner that outlives the daemon still kills them).",
+        "Run the process host (execmux-host, which forks every child) as the init of a PID namespace of its own, with a mount namespace and its own /proc: then nothing the daemon started survives even if every execmux process is SIGKILLed at once, and children's ps, pgrep, kill and $$ agree on the namespace's pids (process/list reports the machine's; a convenience, not a security boundary). Needs root (CAP_SYS_ADMIN). auto: where the machine allows it; on: refuse to start where it does not; off: never (children then outlive a process host that is SIGKILLed, though a host that ends otherwise still ends them).",
     }),
     killGraceMs: Type.Integer({
       default: 2_000,
@@ -268,7 +268,7 @@ export const ConfigSchema = Type.Object(
     processHost: Type.Union([Type.Literal("separate"), Type.Literal("in-process")], {
       default: "separate",
       description:
-        "Where `execmux serve` keeps sessions and processes. separate: in a process host that faces no network and outlives the daemon, so a crash, SIGKILL or restart of the daemon loses no process, no output and no plain ws:// connection (restart it with the same command; TLS clients reconnect and resume). in-process: in the daemon itself (its death ends them). stdio always runs in-process.",
+        "Where `execmux serve` keeps sessions and processes. separate: in a process host (execmux-host) that faces no network and outlives the daemon, so a crash, SIGKILL or restart of the daemon loses no process and no output (restart it with the same command; clients reconnect and resume). in-process: in a private process host that ends with the daemon (its death ends them). stdio always runs in-process.",
     }),
     stateDirectory: Type.String({
       default: "",

@@ -11,7 +11,7 @@ import { EXECMUX_VERSION } from "./version.js";
 
 type Command = (argv: string[]) => Promise<void>;
 
-/** Loaded on use: a client command never loads the daemon (Fastify, node-pty), and --help and --version load neither. */
+/** Loaded on use: a client command never loads the daemon (its HTTP server, its process host), and --help and --version load neither. */
 const COMMANDS: Record<CommandName, () => Promise<Command>> = {
   serve: async () => (await import("./commands/serve.js")).serveCommand,
   exec: async () => (await import("./commands/exec.js")).execCommand,
