@@ -10,7 +10,7 @@
  * window.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -21,10 +21,11 @@ import { ensureUpstream } from "../../scripts/ensure-upstream.mjs";
 import { freePort } from "./free-port.js";
 
 const CLI = fileURLToPath(new URL("../../server/dist/cli.js", import.meta.url));
+const NODE_FLOOR = fileURLToPath(new URL("./node-floor.js", import.meta.url));
 /** How long after its first process closed the tree is measured at rest. */
 const SETTLE_MS = 3_000;
 
-export type ServerKind = "execmux" | "execmux in-process" | "upstream";
+export type ServerKind = "execmux" | "execmux in-process" | "upstream" | "bare Node";
 
 export interface ColdStart {
   /** Spawn to the first process's `process/closed`. */
@@ -57,12 +58,21 @@ function launch(kind: ServerKind, transport: "ws" | "stdio", port: number): Laun
   const [file, args] =
     kind === "upstream"
       ? [ensureUpstream() as string, ["exec-server", "--listen", listen]]
-      : [process.execPath, [CLI, "serve", "--listen", listen, "--state-directory", join(home, "state"), "--log-level", "warn", ...(kind === "execmux in-process" ? ["--process-host", "in-process"] : [])]];
-  const child = spawn(file, args, { env: { ...process.env, HOME: home }, stdio: ["pipe", "pipe", "ignore"] });
+      : kind === "bare Node"
+        ? [process.execPath, [NODE_FLOOR, transport]]
+        : [process.execPath, [CLI, "serve", "--listen", listen, "--state-directory", join(home, "state"), "--log-level", "warn", ...(kind === "execmux in-process" ? ["--process-host", "in-process"] : [])]];
+  // stderr a pipe of its own: a private process host inherits it, which is how treeOf finds that host.
+  const child = spawn(file, args, { env: { ...process.env, HOME: home }, stdio: ["pipe", "pipe", "pipe"] });
+  child.stderr!.resume();
   return { child, marker: home, home };
 }
 
-/** Every pid below `root`, and any whose command line names `marker` (a persistent process host runs detached). */
+/**
+ * Every pid below `root`, any whose command line names `marker` (a persistent
+ * process host runs detached), and any that shares `root`'s stderr pipe (a
+ * private host: it starts in a PID namespace of its own, whose init is not
+ * the daemon's child).
+ */
 function treeOf(root: number, marker: string): number[] {
   const found = new Set<number>();
   const walk = (pid: number) => {
@@ -77,10 +87,19 @@ function treeOf(root: number, marker: string): number[] {
     }
   };
   walk(root);
+  const stderrOf = (pid: string | number) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/2`);
+    } catch {
+      return undefined;
+    }
+  };
+  const rootStderr = stderrOf(root);
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/cmdline`, "latin1").includes(marker)) walk(Number(entry));
+      else if (/^(pipe|socket):/.test(rootStderr ?? "") && stderrOf(entry) === rootStderr) walk(Number(entry));
     } catch {
       // gone
     }
@@ -105,20 +124,39 @@ function sumSmaps(pids: readonly number[]): AtRest {
   return { processes, rssMiB: rss / 1024, pssMiB: pss / 1024 };
 }
 
-/** CPU nanoseconds (schedstat: exact, where stat's ticks are 10 ms) and context switches of every thread. */
-function usage(pids: readonly number[]): { cpuNs: number; switches: number } {
-  let cpuNs = 0;
-  let switches = 0;
+type ThreadUsage = Map<string, { cpuNs: number; switches: number }>;
+
+/** CPU nanoseconds (schedstat: exact, where stat's ticks are 10 ms) and context switches of every thread, by thread. */
+function usage(pids: readonly number[]): ThreadUsage {
+  const threads: ThreadUsage = new Map();
   for (const pid of pids) {
     try {
       for (const task of readdirSync(`/proc/${pid}/task`)) {
-        cpuNs += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "latin1").split(" ")[0]);
+        const cpuNs = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "latin1").split(" ")[0]);
         const status = readFileSync(`/proc/${pid}/task/${task}/status`, "latin1");
-        switches += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0) + Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        const switches = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0) + Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        threads.set(task, { cpuNs, switches });
       }
     } catch {
       // exited meanwhile
     }
+  }
+  return threads;
+}
+
+/**
+ * What the threads did between two samples: a thread there at both counts
+ * its difference, one born meanwhile all it did. (A thread that ended
+ * meanwhile took what it did with it: summing the totals instead made an
+ * idle server's CPU come out negative.)
+ */
+function usedBetween(before: ThreadUsage, after: ThreadUsage): { cpuNs: number; switches: number } {
+  let cpuNs = 0;
+  let switches = 0;
+  for (const [task, now] of after) {
+    const then = before.get(task) ?? { cpuNs: 0, switches: 0 };
+    cpuNs += now.cpuNs - then.cpuNs;
+    switches += now.switches - then.switches;
   }
   return { cpuNs, switches };
 }
@@ -225,9 +263,9 @@ export async function measureServer(
     if (!options.idleMs) return { cold, atRest };
     const before = usage(pids);
     await new Promise((resolve) => setTimeout(resolve, options.idleMs));
-    const after = usage(treeOf(launched.child.pid!, launched.marker));
+    const used = usedBetween(before, usage(treeOf(launched.child.pid!, launched.marker)));
     const seconds = options.idleMs / 1000;
-    return { cold, atRest, idle: { cpuMs: (after.cpuNs - before.cpuNs) / 1e6, wakeupsPerSecond: (after.switches - before.switches) / seconds } };
+    return { cold, atRest, idle: { cpuMs: used.cpuNs / 1e6, wakeupsPerSecond: used.switches / seconds } };
   } finally {
     const pids = launched.child.pid ? treeOf(launched.child.pid, launched.marker) : [];
     launched.child.kill("SIGTERM");

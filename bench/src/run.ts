@@ -354,6 +354,7 @@ async function restingCost(): Promise<void> {
         const measured = await repeatInterleaved(runs, {
           execmux: async () => (await measureServer("execmux", transport)).cold.closedMs,
           upstream: async () => (await measureServer("upstream", transport)).cold.closedMs,
+          floor: async () => (await measureServer("bare Node", transport)).cold.closedMs,
         });
         const ratio = measured.execmux.median / measured.upstream.median;
         record({
@@ -365,6 +366,15 @@ async function restingCost(): Promise<void> {
           ratio,
           target: "<= 2 x upstream",
           met: ratio <= 2,
+        });
+        // Context, not a target: the least a Node daemon does (node-floor.ts), against the same upstream.
+        record({
+          scenario: `10. resting cost, cold start, ${transport === "ws" ? "WebSocket" : "stdio"}${hog ? ", beside a CPU hog" : ""}, bare Node`,
+          metric: "spawn -> first process closed",
+          unit: "ms",
+          value: measured.floor,
+          baseline: { name: `codex exec-server ${upstreamVersion}`, value: measured.upstream },
+          ratio: measured.floor.median / measured.upstream.median,
         });
       } finally {
         load?.stop();
