@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -481,9 +480,10 @@ static void close_inherited(int keep1, int keep2) {
  * A PID namespace whose init is this host, and a mount namespace with its
  * own /proc so that children's ps, kill and $$ agree with each other. The
  * process that called us exits once the init is up; the init carries on,
- * born a child of our own parent (CLONE_PARENT): the daemon that started a
- * private host still has it below it (ps, its tree, its memory counted with
- * it), and no init of the machine's is left to reap it.
+ * handed to the machine's init (or the nearest subreaper), which reaps it
+ * when it ends. Not born a child of the daemon (CLONE_PARENT): Node reaps
+ * only the children it spawned, so each private host that ended stayed a
+ * zombie of a long-lived process that had opened and closed daemons.
  */
 static int enter_pid_namespace(int ready_fd) {
   if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) return -1;
@@ -491,7 +491,7 @@ static int enter_pid_namespace(int ready_fd) {
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) return -1;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) < 0) return -1;
-  pid_t init = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+  pid_t init = fork();
   if (init < 0) return -1;
   if (init > 0) {
     /* The caller's process: wait for the init's word, pass it on, and leave it running. */
