@@ -20,6 +20,7 @@ struct host_config {
   uint32_t kill_grace_ms;
   uint32_t exit_wait_ms;     /* how long a reaped child's exit waits for its output to end */
   int end_with_daemon;       /* no daemon, no host: port 0, stdio, --process-host in-process */
+  uint32_t daemon_pid;       /* the attached daemon's, as it gave it: named to a daemon turned away */
 };
 extern struct host_config cfg;
 
