@@ -438,6 +438,8 @@ void on_daemon_gone(int left_on_purpose) {
     return;
   }
   if (!left_on_purpose) logf_(LOG_WARN, "the daemon went away without a word; processes keep running until one attaches again");
+  /* Paused for its clients, which are gone with it: a process would block until a daemon came back, and stay blocked after. */
+  procs_daemon_gone();
   sessions_orphaned();
   if (!sessions_first()) finish(0);
 }

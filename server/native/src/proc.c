@@ -792,6 +792,13 @@ void proc_set_paused(struct proc *p, int paused) {
   update_interest(p);
 }
 
+void procs_daemon_gone(void) {
+  for (struct proc *p = all_head; p; p = p->all_next) {
+    p->chunk_limit = DEFAULT_CHUNK;
+    proc_set_paused(p, 0);
+  }
+}
+
 void proc_limit(struct proc *p, uint32_t bytes) {
   p->chunk_limit = bytes < 1024 ? 1024 : bytes > MAX_CHUNK ? MAX_CHUNK : bytes;
 }
