@@ -21,7 +21,7 @@ import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
-import type { LaunchedHost } from "./host/host-launch.js";
+import { persistentHost, type LaunchedHost } from "./host/host-launch.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
 export { persistentHost } from "./host/host-launch.js";
@@ -273,7 +273,7 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
     // The port is taken (or the host would not start): a persistent host keeps its sessions for a daemon that can listen; a private one ends.
     stopWatchingTokens();
     server.close();
-    await opening.then((opened) => opened.close(), () => undefined);
+    await opening.then((opened) => (persistentHost(config) ? opened.leave() : opened.close()), () => undefined);
     throw error;
   }
   const opened = runtime;
