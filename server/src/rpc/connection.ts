@@ -326,6 +326,7 @@ export class Connection implements SessionSink {
   replay(session: Session, cursors: Readonly<Record<string, number>>): void {
     const replayer = (this.replayer ??= new Replay({
       hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
+      holds: (process) => this.outbound.holds(process),
       sendGap: (process, gap) =>
         this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc), 0),
       sendEvent: (process, event) => this.sendProcessEvent(process, event),
