@@ -100,7 +100,8 @@ export function hostOf(daemon: number | InProcessDaemon): number | undefined {
     const hostArgs = commandLine(host);
     const socket = optionOf(hostArgs, "--socket");
     if (socket !== undefined) return basename(socket) === socketName && (stateDirectory === undefined || socket.startsWith(`${stateDirectory}/`));
-    return stderr !== undefined && stderr.startsWith("pipe:") && linkOf(`/proc/${host}/fd/2`) === stderr;
+    // A pipe or socket of the daemon's own (what child_process gives it), not a terminal or a file others share.
+    return stderr !== undefined && /^(pipe|socket):/.test(stderr) && linkOf(`/proc/${host}/fd/2`) === stderr;
   });
 }
 
