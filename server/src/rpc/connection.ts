@@ -505,6 +505,14 @@ export class Connection implements SessionSink {
       whenWritable: () => this.outbound.whenWritable(),
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
+      holdReplyRoom: (bytes) => {
+        const release = this.replyBudget.reserve(bytes);
+        // Frames the hold kept waiting may be read again once it is gone.
+        return () => {
+          release();
+          this.inbound.recheck();
+        };
+      },
       whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
       holdUntilSent: (release) => {
         untilSent.push(release);
