@@ -16,7 +16,7 @@ import { WebSocket } from "ws";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
 import { launchServe, runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
-import { httpUrl } from "./helpers/http.js";
+import { metric } from "./helpers/http.js";
 import { descendants, hostOf, hostPidOf, isRunning } from "./helpers/procfs.js";
 import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
@@ -159,8 +159,7 @@ describe("a daemon restart", () => {
     stalled.send({ id: "flood", method: "process/start", params: { processId: "flood", argv: ["sh", "-c", "head -c 20000000 /dev/zero; echo; echo end"], cwd: "/", env: { PATH } } });
     const host = hostOf(daemon.child.pid!)!;
     // The daemon paused it (its metrics count the pause it told the host of), and it blocks.
-    const pauses = async () => Number(/^execmux_flow_control_pauses_total (\d+)$/m.exec(await (await fetch(`${httpUrl(daemon.url)}/metrics`)).text())?.[1] ?? 0);
-    await vi.waitFor(async () => expect(await pauses()).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(async () => expect(await metric(daemon.url, "execmux_flow_control_pauses_total")).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     const flood = await vi.waitFor(
       () => {
         const pid = descendantNamed(host, "head");
