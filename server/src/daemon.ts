@@ -257,8 +257,12 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
       },
     );
   });
-  // A client that sends garbage or vanishes mid-request: its socket, never the daemon.
-  server.on("clientError", (_error, socket) => socket.destroy());
+  // A client that sends garbage or vanishes mid-request: its socket, never the daemon. Told 400 if it
+  // can still hear it, as Node's own handler (replaced by this one) would have.
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.write("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    socket.destroy();
+  });
 
   try {
     await new Promise<void>((resolve, reject) => {
