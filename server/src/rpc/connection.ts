@@ -79,6 +79,9 @@ export interface PeerDescription {
   readonly localPort?: number | undefined;
 }
 
+/** How long a connection whose session was taken over waits for its requests' replies before it closes anyway. */
+const EVICTED_CLOSE_WAIT_MS = 1_000;
+
 export class Connection implements SessionSink {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
@@ -101,6 +104,8 @@ export class Connection implements SessionSink {
   private readonly clientRequests = new ClientRequests((id, method, params) => this.send(encodeRequest(id, method, params, this.jsonrpc)));
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** Set once the session was taken over: closes the socket once no request is in flight. */
+  private closeWhenAnswered: (() => void) | undefined;
   /** Frames being parsed off the event loop (they count as requests in flight). */
   private framesParsing = 0;
   /** The transport closed: a frame parsed off the event loop after that is dropped. */
@@ -310,11 +315,23 @@ export class Connection implements SessionSink {
     this.replayer?.close();
     this.closing.abort();
     this.deps.log.info("session taken over by another connection");
-    // After the failed long-polls' replies, which are already queued.
-    setImmediate(() => {
+    // After the failed requests' replies: a long-poll waiting for output fails
+    // at once, one waiting for the process host's answer once it comes. A
+    // request that waits on regardless (a write for room) is not waited for long.
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
       this.outbound.close();
       this.socket.close(CloseCode.SessionTakenOver, "session taken over by another connection");
-    });
+    };
+    const timer = setTimeout(close, EVICTED_CLOSE_WAIT_MS);
+    timer.unref();
+    this.closeWhenAnswered = () => {
+      if (this.requestsInFlight === 0) setImmediate(close);
+    };
+    this.closeWhenAnswered();
   }
 
   /**
@@ -581,6 +598,7 @@ export class Connection implements SessionSink {
       for (const task of afterReply) task();
     } finally {
       this.requestsInFlight--;
+      this.closeWhenAnswered?.();
       if (initializing) {
         this.answeringInitialize = false;
         this.inbound.recheck();
