@@ -61,7 +61,7 @@ describe("every execmux process SIGKILLed at once", () => {
     // Found before anything is killed, while every parent still holds its children.
     const host = hostOf(daemon.pid)!;
     const everything = [host, ...descendants(host)];
-    // At rest, `execmux serve` is two processes: the daemon, and the host it started (no longer its child: it let the host go).
+    // At rest, `execmux serve` is two processes: the daemon, and the host it started (the init of its PID namespace).
     const execmux = [daemon.pid, host];
     expect(read(`/proc/${host}/cmdline`)).toMatch(/\/execmux-host\0/);
     const sleeps = everything.filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
