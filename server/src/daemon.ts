@@ -21,7 +21,7 @@ import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
-import type { LaunchedHost } from "./host/host-launch.js";
+import { persistentHost, type LaunchedHost } from "./host/host-launch.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
 export { persistentHost } from "./host/host-launch.js";
@@ -257,8 +257,12 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
       },
     );
   });
-  // A client that sends garbage or vanishes mid-request: its socket, never the daemon.
-  server.on("clientError", (_error, socket) => socket.destroy());
+  // A client that sends garbage or vanishes mid-request: its socket, never the daemon. Told 400 if it
+  // can still hear it, as Node's own handler (replaced by this one) would have.
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.write("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    socket.destroy();
+  });
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -273,7 +277,7 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
     // The port is taken (or the host would not start): a persistent host keeps its sessions for a daemon that can listen; a private one ends.
     stopWatchingTokens();
     server.close();
-    await opening.then((opened) => opened.close(), () => undefined);
+    await opening.then((opened) => (persistentHost(config) ? opened.leave() : opened.close()), () => undefined);
     throw error;
   }
   const opened = runtime;

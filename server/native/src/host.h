@@ -20,6 +20,7 @@ struct host_config {
   uint32_t kill_grace_ms;
   uint32_t exit_wait_ms;     /* how long a reaped child's exit waits for its output to end */
   int end_with_daemon;       /* no daemon, no host: port 0, stdio, --process-host in-process */
+  uint32_t daemon_pid;       /* the attached daemon's, as it gave it: named to a daemon turned away */
 };
 extern struct host_config cfg;
 
@@ -128,6 +129,8 @@ void proc_state(struct wbuf *b, struct proc *p);
 /* The daemon's queue drained (some of this process's output was written, or all of it). */
 void proc_sent(struct proc *p, uint64_t bytes);
 void procs_queue_drained(void);
+/* The daemon went away: the pauses and chunk bounds its connections' flow control set go with it. */
+void procs_daemon_gone(void);
 void procs_reap(void);
 /* Shutdown: SIGTERM to every tree, SIGKILL after the grace, then `done` once all are reaped. */
 void procs_shutdown(uint32_t grace_ms, void (*done)(void));

@@ -247,22 +247,50 @@ static void conn_ready(struct watch *w, uint32_t events) {
   }
 }
 
+/*
+ * Connections turned away while a daemon is attached. Each is told why
+ * (MSG_REFUSED) and kept open, its input read and dropped, until it closes:
+ * closed at once, a daemon whose hello met the closed socket saw only the
+ * link drop, never why. At most REFUSED_MAX at a time; more are closed at once.
+ */
+#define REFUSED_MAX 8
+static struct watch refused[REFUSED_MAX]; /* free while .ready is NULL */
+
+static void refused_ready(struct watch *w, uint32_t events) {
+  (void)events;
+  char sink[4096];
+  for (;;) {
+    ssize_t n = read(w->fd, sink, sizeof sink);
+    if (n > 0 || (n < 0 && errno == EINTR)) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    break; /* its end of file, or an error: it is gone */
+  }
+  loop_forget(w);
+  close(w->fd);
+  *w = (struct watch){.fd = -1};
+}
+
 static void accept_ready(struct watch *w, uint32_t events) {
   (void)events;
   int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) return;
   if (conn.fd >= 0) {
-    /* Told why by MSG_REFUSED when it says hello; until then it waits its turn, unread. */
     struct wbuf b;
     wb_init(&b);
     size_t start = wb_begin(&b, MSG_REFUSED);
     wb_u32(&b, 0);
     char why[128];
-    snprintf(why, sizeof why, "another execmux daemon is attached to this process host (pid %d)", (int)getpid());
+    snprintf(why, sizeof why, "another execmux daemon (pid %u) is attached to this process host", cfg.daemon_pid);
     wb_str(&b, why);
     wb_end(&b, start);
     (void)!write(fd, b.data, b.len);
     wb_free(&b);
+    for (int i = 0; i < REFUSED_MAX; i++) {
+      if (refused[i].ready) continue;
+      refused[i] = (struct watch){.fd = fd, .ready = refused_ready};
+      loop_watch(&refused[i], EPOLLIN);
+      return;
+    }
     close(fd);
     return;
   }

@@ -124,7 +124,7 @@ static void send_restore(void) {
 
 static void on_hello(uint32_t id, struct rbuf *r) {
   uint32_t version = rb_u32(r);
-  rb_u32(r); /* the daemon's pid: for its own logs */
+  uint32_t daemon_pid = rb_u32(r);
   uint64_t retained = rb_u64(r), budget = rb_u64(r);
   uint32_t grace = rb_u32(r), exit_wait = rb_u32(r), end_with_daemon = rb_u32(r);
   if (r->bad) return refuse(id, "malformed hello");
@@ -137,6 +137,7 @@ static void on_hello(uint32_t id, struct rbuf *r) {
   cfg.retention_budget = budget ? budget : cfg.retention_budget;
   cfg.kill_grace_ms = grace;
   cfg.exit_wait_ms = exit_wait;
+  cfg.daemon_pid = daemon_pid;
   /* A private host (over a descriptor) always ends with its daemon. */
   cfg.end_with_daemon = private_fd >= 0 || end_with_daemon;
   const struct trees_info *trees = trees_info();
@@ -436,6 +437,8 @@ void on_daemon_gone(int left_on_purpose) {
     return;
   }
   if (!left_on_purpose) logf_(LOG_WARN, "the daemon went away without a word; processes keep running until one attaches again");
+  /* Paused for its clients, which are gone with it: a process would block until a daemon came back, and stay blocked after. */
+  procs_daemon_gone();
   sessions_orphaned();
   if (!sessions_first()) finish(0);
 }

@@ -36,6 +36,12 @@
 
 /* The most one read of a terminal returns: the line discipline's buffer less the byte it keeps free. */
 #define PTY_READ_MAX 4095
+/*
+ * A terminal's burst stops here, whatever the chunk bound: a terminal is
+ * interactive, and a replayed chunk is sent whole (one of 256 KiB never got
+ * through a link cut every 20-120 KB: test/reconnect.test.ts, PTY).
+ */
+#define PTY_BURST_MAX 65536
 /* A chunk's size until the daemon says otherwise (its flow control sets each process's bound). */
 #define DEFAULT_CHUNK 65536
 #define MAX_CHUNK (256u * 1024)
@@ -418,6 +424,7 @@ static void out_ready(struct watch *w, uint32_t events) {
   }
   uint8_t stream = is_tty(p) ? STREAM_PTY : w == &p->out[0] ? STREAM_STDOUT : STREAM_STDERR;
   size_t cap = p->chunk_limit < sizeof scratch ? p->chunk_limit : sizeof scratch;
+  if (is_tty(p) && cap > PTY_BURST_MAX) cap = PTY_BURST_MAX;
   if (is_tty(p) && cap < PTY_READ_MAX) cap = PTY_READ_MAX;
   size_t len = 0;
   int ended = 0;
@@ -790,6 +797,13 @@ void proc_set_paused(struct proc *p, int paused) {
   if (p->paused == paused) return;
   p->paused = paused;
   update_interest(p);
+}
+
+void procs_daemon_gone(void) {
+  for (struct proc *p = all_head; p; p = p->all_next) {
+    p->chunk_limit = DEFAULT_CHUNK;
+    proc_set_paused(p, 0);
+  }
 }
 
 void proc_limit(struct proc *p, uint32_t bytes) {

@@ -31,10 +31,16 @@ export async function serveCommand(argv: string[]): Promise<void> {
   let onHangUp: () => void = () => undefined;
   let onHandOver: () => void = () => undefined;
   let stopping = false;
+  let stopWhenStarted: string | undefined;
   const shutdown = (signal: string) => {
+    if (!daemon) {
+      // Still starting: it stops once started, since the host it finds may hold sessions the stop must end. A second signal does not wait.
+      if (stopWhenStarted) process.exit(0);
+      stopWhenStarted = signal;
+      return;
+    }
     if (stopping) return;
     stopping = true;
-    if (!daemon) process.exit(0); // nothing started yet
     daemon.log.info({ signal }, "shutting down");
     daemon.close().then(
       () => process.exit(0),
@@ -58,6 +64,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
   if (isStdioListen(config.listen)) {
     const stdio = await (await import("../stdio-daemon.js")).startStdioDaemon(config, launched);
     daemon = stdio;
+    if (stopWhenStarted) return shutdown(stopWhenStarted);
     for (const warning of warnings) stdio.log.warn(warning);
     // A hung-up terminal, like the end of stdin, means the client is gone.
     onHangUp = () => shutdown("SIGHUP");
@@ -67,6 +74,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
   const { startDaemon } = await import("../daemon.js");
   const listening = await startDaemon(config, launched);
   daemon = listening;
+  if (stopWhenStarted) return shutdown(stopWhenStarted);
   const host = listening.runtime.host;
   onHandOver = () => {
     if (stopping) return;

@@ -77,6 +77,13 @@ function connectSocket(path: string): Promise<Socket> {
   });
 }
 
+/**
+ * The host's environment: none. It needs none (every child gets the
+ * environment its start asked for), and the host is its children's pid 1:
+ * any of them could read the daemon's (its token among it) in /proc/1/environ.
+ */
+const HOST_ENVIRONMENT: NodeJS.ProcessEnv = {};
+
 function hostArguments(options: LaunchOptions): string[] {
   return ["--containment", options.containment, "--pid-namespace", options.pidNamespace, "--pids-max", String(options.pidsMax)];
 }
@@ -85,7 +92,7 @@ function hostArguments(options: LaunchOptions): string[] {
 export async function launchHost(options: LaunchOptions): Promise<LaunchedHost> {
   const binary = hostBinary();
   if (options.socketPath === undefined) {
-    const child = spawn(binary, ["--fd", "3", "--ready-fd", "4", ...hostArguments(options)], { stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"] });
+    const child = spawn(binary, ["--fd", "3", "--ready-fd", "4", ...hostArguments(options)], { stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"], env: HOST_ENVIRONMENT });
     child.on("error", () => undefined);
     const socket = child.stdio[3] as Socket;
     const ready = await readyLine(child.stdio[4] as Readable);
@@ -99,7 +106,7 @@ export async function launchHost(options: LaunchOptions): Promise<LaunchedHost> 
   } catch {
     // None answers: start one (another daemon may be starting one too: then ours says "busy" and we connect to theirs).
     const log = openSync(`${path}.log`, "a", 0o600);
-    const child = spawn(binary, ["--socket", path, "--ready-fd", "3", ...hostArguments(options)], { detached: true, stdio: ["ignore", "ignore", log, "pipe"] });
+    const child = spawn(binary, ["--socket", path, "--ready-fd", "3", ...hostArguments(options)], { detached: true, stdio: ["ignore", "ignore", log, "pipe"], env: HOST_ENVIRONMENT });
     closeSync(log);
     child.on("error", () => undefined);
     const ready = await readyLine(child.stdio[3] as Readable);

@@ -37,6 +37,8 @@ export class ManagedProcess {
   private handle: number | undefined;
   private processPid: number | undefined;
   private seqCounter = 1;
+  /** Output bytes heard of it (or retained when a new daemon found it): the most a read of it can return. */
+  private heardBytes = 0;
   private exit: { code: number; signal: NodeJS.Signals | null; seq: number } | undefined;
   private closedSeq: number | undefined;
   private denied = false;
@@ -82,6 +84,7 @@ export class ManagedProcess {
   /** A process a new daemon found in the host: what happened before it, as the host tells it. */
   restore(state: ReadResult["state"]): void {
     this.seqCounter = state.nextSeq;
+    this.heardBytes = state.retainedBytes;
     if (state.exited) this.exit = { code: state.exitCode, signal: state.signal, seq: state.exitSeq };
     if (state.closed) this.closedSeq = state.closedSeq;
     this.denied = state.sandboxDenied;
@@ -92,6 +95,7 @@ export class ManagedProcess {
   private readonly events: ProcessEvents = {
     output: (seq, stream, data, frame) => {
       this.seqCounter = seq + 1;
+      this.heardBytes += data.length;
       this.publish({ kind: "output", seq, stream, data, frame });
     },
     exited: (seq, exitCode, signal, sandboxDenied) => {
@@ -118,6 +122,10 @@ export class ManagedProcess {
   }
   get nextSeq(): number {
     return this.seqCounter;
+  }
+  /** At least as many output bytes as a read of it can return now. */
+  get outputBytesHeard(): number {
+    return this.heardBytes;
   }
   get exited(): boolean {
     return this.exit !== undefined;

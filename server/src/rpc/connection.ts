@@ -79,6 +79,9 @@ export interface PeerDescription {
   readonly localPort?: number | undefined;
 }
 
+/** How long a connection whose session was taken over waits for its requests' replies before it closes anyway. */
+const EVICTED_CLOSE_WAIT_MS = 1_000;
+
 export class Connection implements SessionSink {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
@@ -101,6 +104,8 @@ export class Connection implements SessionSink {
   private readonly clientRequests = new ClientRequests((id, method, params) => this.send(encodeRequest(id, method, params, this.jsonrpc)));
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** Set once the session was taken over: closes the socket once no request is in flight. */
+  private closeWhenAnswered: (() => void) | undefined;
   /** Frames being parsed off the event loop (they count as requests in flight). */
   private framesParsing = 0;
   /** The transport closed: a frame parsed off the event loop after that is dropped. */
@@ -310,11 +315,23 @@ export class Connection implements SessionSink {
     this.replayer?.close();
     this.closing.abort();
     this.deps.log.info("session taken over by another connection");
-    // After the failed long-polls' replies, which are already queued.
-    setImmediate(() => {
+    // After the failed requests' replies: a long-poll waiting for output fails
+    // at once, one waiting for the process host's answer once it comes. A
+    // request that waits on regardless (a write for room) is not waited for long.
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
       this.outbound.close();
       this.socket.close(CloseCode.SessionTakenOver, "session taken over by another connection");
-    });
+    };
+    const timer = setTimeout(close, EVICTED_CLOSE_WAIT_MS);
+    timer.unref();
+    this.closeWhenAnswered = () => {
+      if (this.requestsInFlight === 0) setImmediate(close);
+    };
+    this.closeWhenAnswered();
   }
 
   /**
@@ -326,6 +343,7 @@ export class Connection implements SessionSink {
   replay(session: Session, cursors: Readonly<Record<string, number>>): void {
     const replayer = (this.replayer ??= new Replay({
       hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
+      holds: (process) => this.outbound.holds(process),
       sendGap: (process, gap) =>
         this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc), 0),
       sendEvent: (process, event) => this.sendProcessEvent(process, event),
@@ -504,6 +522,14 @@ export class Connection implements SessionSink {
       whenWritable: () => this.outbound.whenWritable(),
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
+      holdReplyRoom: (bytes) => {
+        const release = this.replyBudget.reserve(bytes);
+        // Frames the hold kept waiting may be read again once it is gone.
+        return () => {
+          release();
+          this.inbound.recheck();
+        };
+      },
       whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
       holdUntilSent: (release) => {
         untilSent.push(release);
@@ -572,6 +598,7 @@ export class Connection implements SessionSink {
       for (const task of afterReply) task();
     } finally {
       this.requestsInFlight--;
+      this.closeWhenAnswered?.();
       if (initializing) {
         this.answeringInitialize = false;
         this.inbound.recheck();

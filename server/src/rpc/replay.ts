@@ -23,6 +23,8 @@ import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js
 export interface ReplaySink {
   /** True while the connection can take another frame without passing its bounds. */
   hasRoom(): boolean;
+  /** True while a process's frames wait for the client's acknowledgements: none of its output is fetched meanwhile. */
+  holds(process: ManagedProcess): boolean;
   sendGap(process: ManagedProcess, gap: OutputGap): void;
   sendEvent(process: ManagedProcess, event: ProcessEvent): void;
   /** A fetch failed (the host is gone): the connection's problem. */
@@ -74,6 +76,10 @@ export class Replay {
       let turns = this.pending.length;
       while (turns-- > 0 && this.pending.length > 0 && this.sink.hasRoom()) {
         const cursor = this.pending.shift()!;
+        if (this.sink.holds(cursor.process)) {
+          this.pending.push(cursor);
+          continue;
+        }
         const event = cursor.batch.shift();
         if (event) {
           this.sink.sendEvent(cursor.process, event);

@@ -33,7 +33,7 @@ async function readUntilChange(
   process: ManagedProcess,
   params: ParamsOf<"process/read">,
   connection: Connection,
-  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply">,
+  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply" | "holdReplyRoom">,
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
   // Longer waits are cut to an hour: the client simply polls again.
@@ -44,7 +44,10 @@ async function readUntilChange(
     // as with maxBytes), so repeated reads cannot pile up copies of the output.
     const askedBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
     const maxBytes = Math.min(askedBytes, outputBytesFitting(reply.replyRoomBytes()));
-    const { state, gap, chunks } = await process.read(afterSeq, maxBytes);
+    // The host answers later: until it has, the room this read may take counts as owed, or a
+    // burst of reads all sized to the same room would pass the bound many times over.
+    const release = reply.holdReplyRoom(Math.ceil(Math.min(maxBytes, process.outputBytesHeard) / 3) * 4);
+    const { state, gap, chunks } = await process.read(afterSeq, maxBytes).finally(release);
     connection.assertNotEvicted();
     const last = chunks[chunks.length - 1];
     // Upstream: without maxBytes, the next seq the process will assign
