@@ -26,7 +26,7 @@ export const ConfigSchema = Type.Object(
     retainedBytes: Type.Integer({
       default: 1024 * 1024,
       minimum: 1,
-      description: "Output retained per process for reads and resume, each chunk charged with its bookkeeping (about 176 bytes), and at most 50,000 chunks (upstream's caps); the oldest is evicted past either.",
+      description: "Output retained per process for reads and resume, each chunk charged with its bookkeeping (about 184 bytes), and at most 50,000 chunks (upstream's caps); the oldest is evicted past either.",
     }),
     closedRetentionMs: Type.Integer({
       default: 30_000,
@@ -218,7 +218,7 @@ export const ConfigSchema = Type.Object(
     maxRetainedBytesTotal: Type.Integer({
       default: 1024 * 1024 * 1024,
       minimum: 1024,
-      description: "Retained output of the whole daemon, each chunk charged with its bookkeeping (about 176 bytes). Past it, closed processes are forgotten oldest first, then the oldest output of the session retaining most is evicted (readers get a gap).",
+      description: "Retained output of the whole daemon, each chunk charged with its bookkeeping (about 184 bytes). Past it, closed processes are forgotten oldest first, then the oldest output of the session retaining most is evicted (readers get a gap).",
     }),
     maxArgvEnvBytes: Type.Integer({ default: 1024 * 1024, minimum: 1024, description: "Total bytes of argv plus environment of one process/start." }),
     maxRequestsPerSecond: Type.Integer({
