@@ -9,11 +9,15 @@
  * come only from the daemon, and the page talks only to its own origin.
  * Styles may be inline: the page has a style block and xterm.js writes
  * <style> elements as it renders, and a style cannot run code.
+ *
+ * Nothing is read at start-up: the folder is read on the first request for
+ * the console, once, and kept (a daemon nobody opens the console on never
+ * reads it).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 
 const DIRECTORY = fileURLToPath(new URL("../console-dist/", import.meta.url));
 const TYPES: Record<string, string> = {
@@ -47,19 +51,44 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
 } as const;
 
+let files: Promise<Map<string, Buffer> | undefined> | undefined;
+
+/** The built files by name; undefined when the console was not built. No path from a request reaches the file system. */
+function consoleFiles(): Promise<Map<string, Buffer> | undefined> {
+  return (files ??= (async () => {
+    try {
+      const names = await readdir(DIRECTORY);
+      return new Map(await Promise.all(names.map(async (name) => [name, await readFile(`${DIRECTORY}${name}`)] as const)));
+    } catch {
+      return undefined;
+    }
+  })());
+}
+
+async function send(name: string, reply: FastifyReply): Promise<FastifyReply> {
+  const all = await consoleFiles();
+  const body = all?.get(name);
+  reply.headers(SECURITY_HEADERS);
+  if (!all) return reply.code(503).type("text/plain; charset=utf-8").send("the console was not built (run `npm run build`)\n");
+  if (!body) return reply.code(404).send({ error: "not found" });
+  return reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").send(body);
+}
+
 /** Serves the console at `prefix` (CONSOLE_PREFIX under the daemon's --base-path). */
 export function registerConsole(app: FastifyInstance, prefix = CONSOLE_PREFIX): void {
-  if (!existsSync(DIRECTORY)) {
-    app.log.warn("console assets are missing (run `npm run build`); /console is disabled");
-    return;
-  }
-  // Read once: a handful of files, and no path from a request ever reaches the file system.
-  const files = new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)]));
-  const send = (name: string) => async (_request: unknown, reply: import("fastify").FastifyReply) =>
-    reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").headers(SECURITY_HEADERS).send(files.get(name));
   // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
   const lastSegment = prefix.slice(prefix.lastIndexOf("/") + 1);
   app.get(prefix, async (_request, reply) => reply.headers(SECURITY_HEADERS).redirect(`${lastSegment}/`));
-  app.get(`${prefix}/`, send("index.html"));
-  for (const name of files.keys()) app.get(`${prefix}/${name}`, send(name));
+  app.get(`${prefix}/`, async (_request, reply) => send("index.html", reply));
+  app.get<{ Params: { name: string } }>(`${prefix}/:name`, async (request, reply) => send(request.params.name, reply));
 }
+
+/** `GET /` for a browser: where the console is (relative, as above). */
+export const ROOT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>execmux</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:40em;margin:4em auto;padding:0 1em;color:#1d2330}a{color:#2f6feb}code{font-size:13px}</style></head>
+<body><h1>execmux</h1>
+<p>This is an execmux daemon. Programs talk to it over a WebSocket on this URL (JSON-RPC).</p>
+<p><a href="console/">Open the web console</a></p>
+</body></html>
+`;

@@ -11,7 +11,7 @@ import { HostAllowList } from "./auth/host-check.js";
 import { ANONYMOUS_IDENTITY } from "./auth/identity.js";
 import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
-import { CONSOLE_PREFIX, registerConsole } from "./console-assets.js";
+import { CONSOLE_PREFIX, registerConsole, ROOT_PAGE } from "./console-assets.js";
 import type { Config } from "./config.js";
 import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
@@ -266,7 +266,8 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
     if (hosts && !(hosts.allows(request.headers.host) && hosts.allows(forwardedHost(request.headers)))) {
       return refuse(request, reply, 403, "host not allowed (see --allowed-hosts)");
     }
-    if (openPaths.has(path) || path === consolePrefix || path.startsWith(`${consolePrefix}/`)) return;
+    // The plain page at the RPC path only says where the console is; upstream gates the WebSocket only, too.
+    if (openPaths.has(path) || (path === rpcPath && !request.ws) || path === consolePrefix || path.startsWith(`${consolePrefix}/`)) return;
     const decision = await authorize(request.headers, request.url, { allowedOrigins, secure: Boolean(tls), credentials });
     if (!decision.allowed) return refuse(request, reply, decision.status, decision.message);
     if (!request.ws) return;
@@ -286,8 +287,10 @@ async function startListener(config: Config, makeBackend: (log: FastifyBaseLogge
   app.route({
     method: "GET",
     url: rpcPath,
-    handler: (_request, reply) =>
-      reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n"),
+    handler: (request, reply) =>
+      (request.headers.accept ?? "").includes("text/html")
+        ? reply.type("text/html; charset=utf-8").send(ROOT_PAGE)
+        : reply.type("text/plain").send("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README); the web console is at console/\n"),
     wsHandler: (socket, request) => {
       request.log.info({ remote: request.socket.remoteAddress }, "connection opened");
       const client = clientOf.get(request.raw) ?? ANONYMOUS_IDENTITY;
