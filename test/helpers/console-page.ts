@@ -39,6 +39,12 @@ export async function openConsole(wsUrl: string, options: OpenOptions = {}): Pro
 
 export const waitConnected = (page: Page) => page.locator("#status.connected").waitFor({ timeout: 20_000 });
 
+/** Connected, and the first tab (the shell the console opens by itself) is there. */
+export async function waitReady(page: Page): Promise<void> {
+  await waitConnected(page);
+  await page.waitForFunction(() => (window as unknown as ConsoleWindow).execmuxConsole.tabs.length > 0);
+}
+
 export const tabCount = (page: Page) => page.evaluate(() => (window as unknown as ConsoleWindow).execmuxConsole.tabs.length);
 
 /** Text of tab `index`, from its xterm buffer. */

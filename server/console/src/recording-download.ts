@@ -56,9 +56,15 @@ export function recordingStream(read: RetainedReader, writer: AsciicastWriter, o
   });
 }
 
+/** A file name from a title: its first words, in letters, digits, dots and dashes. */
+function castName(title: string): string {
+  const words = title.split(/\s+/).slice(0, 3).join("-");
+  return words.replace(/[^\w.-]+/g, "-").replace(/-{2,}/g, "-").replace(/^-+|-+$/g, "").slice(0, 40) || "recording";
+}
+
 export async function downloadRecording(app: ConsoleApp, tab: TerminalTab, read?: RetainedReader): Promise<void> {
   const processId = tab.source.processId;
-  const name = `${tab.title.replace(/[^\w.-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60) || "recording"}-${processId}.cast`;
+  const name = `${castName(tab.title)}-${processId}.cast`;
   const item = transfers().add("download", name, undefined, `recording of ${tab.title}`);
   const writer = new AsciicastWriter({ width: tab.terminal.cols, height: tab.terminal.rows, title: tab.title, env: { TERM: "xterm-256color" } });
   const source = read ?? tab.source.readRetained ?? ownProcessReader(app.client, processId);

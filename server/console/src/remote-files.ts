@@ -30,14 +30,34 @@ export class RemoteFiles {
   constructor(private readonly client: ExecmuxClient) {}
 
   /**
-   * Where a process of this session is now (a shell follows its `cd`): the
-   * target of /proc/<pid>/cwd on the daemon's machine, or undefined.
+   * Where a process of this session is now: for a terminal, its foreground
+   * job's folder (a shell at its prompt, with its `cd`s; a shell that
+   * `sh -c` started is a child of the process the daemon knows), else the
+   * process's own. Read from /proc on the daemon's machine; undefined when
+   * that cannot be read.
    */
   async workingDirectory(processId: string): Promise<string | undefined> {
     const info = (await this.client.list()).find((process) => process.processId === processId);
     if (!info?.pid) return undefined;
+    const foreground = await this.foregroundGroup(info.pid);
+    for (const pid of foreground && foreground !== info.pid ? [foreground, info.pid] : [info.pid]) {
+      try {
+        return toNativePath((await this.client.request("fs/canonicalize", { path: `/proc/${pid}/cwd` })).path);
+      } catch {
+        // Gone (a job that just ended) or not ours to read: try the next.
+      }
+    }
+    return undefined;
+  }
+
+  /** The foreground process group of `pid`'s terminal (its leader's pid), from /proc/<pid>/stat; undefined without a terminal. */
+  private async foregroundGroup(pid: number): Promise<number | undefined> {
     try {
-      return toNativePath((await this.client.request("fs/canonicalize", { path: `/proc/${info.pid}/cwd` })).path);
+      const { dataBase64 } = await this.client.request("fs/readFile", { path: `/proc/${pid}/stat` });
+      const stat = atob(dataBase64);
+      // After "pid (comm)": state ppid pgrp session tty_nr tpgid ...; comm may hold spaces and parentheses.
+      const tpgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5]);
+      return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : undefined;
     } catch {
       return undefined;
     }

@@ -14,6 +14,8 @@ const WORKER_URL = "download-sw.js";
 const WORKER_SCOPE = "download/";
 /** Chrome stops an idle service worker after 30 s; a message from the page keeps it for the download. */
 const KEEPALIVE_MS = 10_000;
+/** How long what a finished download used (its frame, its Blob URL) stays before it is let go. */
+const LINGER_MS = 60_000;
 
 export interface SaveRequest {
   readonly name: string;
@@ -79,8 +81,9 @@ async function streamThroughWorker(worker: ServiceWorker, request: SaveRequest):
     channel.port1.onmessage = (event) => resolve(event.data as Outcome);
   });
   clearInterval(keepalive);
-  frame.remove();
   channel.port1.close();
+  // The download belongs to the frame that asked for it: the frame stays a while, as the Blob URL below does.
+  setTimeout(() => frame.remove(), LINGER_MS);
   if (ended.outcome === "cancelled") throw new Error("cancelled in the browser");
   if (ended.outcome === "failed") throw new Error(ended.message);
   return true;
@@ -102,5 +105,5 @@ async function saveAsBlob(request: SaveRequest): Promise<void> {
   link.click();
   link.remove();
   // The browser has started the save by now; the URL may go a little later.
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  setTimeout(() => URL.revokeObjectURL(url), LINGER_MS);
 }
