@@ -82,6 +82,11 @@ describe("files in the console", () => {
     await screenshot(page, "upload-progress");
     await page.locator('.transfer.done[data-name="dataset.bin"]').waitFor({ timeout: 120_000 });
     expect(readdirSync(target)).toEqual(["dataset.bin"]);
+    // fs/writeBlock where the daemon streams writes (upstream's fileWriteStreaming), else a pipe.
+    const info = await page.evaluate(() =>
+      (window as unknown as { execmuxConsole: { client: { request(method: string, params: null): Promise<{ capabilities: { fileWriteStreaming: boolean } }> } } }).execmuxConsole.client.request("environment/info", null),
+    );
+    expect(await page.locator('.transfer[data-name="dataset.bin"]').getAttribute("data-via")).toBe(info.capabilities.fileWriteStreaming ? "fs/writeBlock" : "pipe");
     expect(await sha256(join(target, "dataset.bin"))).toBe(expected);
     expect(duringUpload - baseline).toBeLessThan(PAGE_MEMORY_BOUND);
 

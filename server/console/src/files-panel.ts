@@ -21,6 +21,8 @@ export class FilesPanel implements SidePanel {
   private readonly message = h("div", { class: "panel-message", hidden: true });
   private current = "";
   private loading = 0;
+  /** The path field holds something typed and not yet submitted. */
+  private typing = false;
   private readonly onFilesChanged = (event: Event) => {
     if ((event as CustomEvent<string>).detail === this.current) void this.show(this.current);
   };
@@ -38,6 +40,7 @@ export class FilesPanel implements SidePanel {
       return element;
     };
     const pathForm = h("form", { class: "path-bar" }, button("up", "Parent folder", () => void this.show(parentOf(this.current))), this.pathField);
+    this.pathField.addEventListener("input", () => (this.typing = true));
     pathForm.addEventListener("submit", (event) => {
       event.preventDefault();
       void this.show(this.pathField.value.trim() || "/");
@@ -71,15 +74,19 @@ export class FilesPanel implements SidePanel {
   }
 
   async follow(tab: TerminalTab | undefined): Promise<void> {
+    const asked = this.loading;
     const cwd = tab?.options.interactive ? await this.files.workingDirectory(tab.source.processId) : undefined;
-    if (cwd) return this.show(cwd);
-    if (!this.current) return this.show(await this.files.home());
+    const fallback = cwd ?? (this.current ? undefined : await this.files.home());
+    // The person went somewhere else meanwhile, or is typing where to go: that wins.
+    if (fallback === undefined || this.loading !== asked || this.typing) return;
+    return this.show(fallback);
   }
 
   async show(directory: string): Promise<void> {
     const token = ++this.loading;
     this.current = directory;
     this.pathField.value = directory;
+    this.typing = false;
     this.element.classList.add("loading");
     try {
       const entries = await this.files.list(directory);

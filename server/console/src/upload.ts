@@ -91,7 +91,10 @@ export async function uploadFile(client: ExecmuxClient, file: File, directory: s
   const item = transfers().add("upload", name, file.size, `to ${directory}`);
   let sink: BlockSink | undefined;
   try {
-    sink = (await files.streamsWrites()) ? await streamedWrite(client, path) : await pipedWrite(client, path);
+    const streamed = await files.streamsWrites();
+    // Which way it went, for the curious (and the tests).
+    item.element.dataset.via = streamed ? "fs/writeBlock" : "pipe";
+    sink = streamed ? await streamedWrite(client, path) : await pipedWrite(client, path);
     await writeBlocks(file, sink, item.signal, (sent) => item.progress(sent));
     await sink.finish();
     item.done(`uploaded to ${path}`);
