@@ -2,7 +2,8 @@
 // the SDK as one ESM file, and the web console the daemon serves at /console.
 // Everything is bundled here: the machines that run the console have no CDN.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
 const root = new URL("../", import.meta.url);
@@ -36,4 +37,8 @@ await build({ ...common, format: "iife", entryPoints: [at("server/console/src/do
 copyFileSync(at("server/console/index.html"), `${out}index.html`);
 copyFileSync(at("node_modules/@xterm/xterm/css/xterm.css"), `${out}xterm.css`);
 copyFileSync(at("client-sdk/dist/browser/execmux-client.js"), `${out}execmux-client.js`);
+// Compressed once here, so the daemon sends a quarter of the bytes and compresses nothing itself.
+for (const name of readdirSync(out).filter((file) => /\.(js|css|html)$/.test(file))) {
+  writeFileSync(`${out}${name}.gz`, gzipSync(readFileSync(`${out}${name}`), { level: 9 }));
+}
 console.log("browser builds: client-sdk/dist/browser/execmux-client.js, server/console-dist/");

@@ -3,6 +3,8 @@
  * daemon's refusal shown, a retry), the daemon out of reach and back, and
  * `GET /` pointing people at the console.
  */
+import { get } from "node:http";
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { FaultProxy } from "./helpers/fault-proxy.js";
@@ -67,6 +69,35 @@ describe("the console's token form", () => {
     await retry.click();
     await waitConnected(page);
   });
+});
+
+/** A GET with exactly these headers (fetch would add its own Accept-Encoding). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    }).on("error", reject);
+  });
+}
+
+describe("serving the console", () => {
+  it("sends the build's gzip files to browsers that take gzip, the plain ones otherwise", async () => {
+    const daemon = await startTestDaemon();
+    const url = `${httpOf(daemon.url)}/console/console.js`;
+    const plain = await rawGet(url, {});
+    const compressed = await rawGet(url, { "accept-encoding": "gzip, deflate, br" });
+    expect(plain.status).toBe(200);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(compressed.headers["content-encoding"]).toBe("gzip");
+    expect(compressed.headers["vary"]).toBe("accept-encoding");
+    expect(compressed.body.length).toBeLessThan(plain.body.length / 2);
+    expect(gunzipSync(compressed.body)).toEqual(plain.body);
+    // The compressed files themselves are not addresses of their own.
+    expect((await rawGet(`${url}.gz`, {})).status).toBe(404);
+  });
+
 });
 
 describe("GET /", () => {

@@ -17,7 +17,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 const DIRECTORY = fileURLToPath(new URL("../console-dist/", import.meta.url));
 const TYPES: Record<string, string> = {
@@ -65,13 +65,20 @@ function consoleFiles(): Promise<Map<string, Buffer> | undefined> {
   })());
 }
 
-async function send(name: string, reply: FastifyReply): Promise<FastifyReply> {
+/** Whether the request accepts gzip (every browser does). */
+const acceptsGzip = (request: FastifyRequest) => /\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""));
+
+async function send(name: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const all = await consoleFiles();
-  const body = all?.get(name);
   reply.headers(SECURITY_HEADERS);
   if (!all) return reply.code(503).type("text/plain; charset=utf-8").send("the console was not built (run `npm run build`)\n");
-  if (!body) return reply.code(404).send({ error: "not found" });
-  return reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").send(body);
+  // The build compressed the text files (name.gz): sent as they are where the browser takes gzip.
+  const compressed = acceptsGzip(request) ? all.get(`${name}.gz`) : undefined;
+  const body = compressed ?? all.get(name);
+  if (!body || name.endsWith(".gz")) return reply.code(404).send({ error: "not found" });
+  reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").header("vary", "accept-encoding");
+  if (compressed) reply.header("content-encoding", "gzip");
+  return reply.send(body);
 }
 
 /** Serves the console at `prefix` (CONSOLE_PREFIX under the daemon's --base-path). */
@@ -79,8 +86,8 @@ export function registerConsole(app: FastifyInstance, prefix = CONSOLE_PREFIX): 
   // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
   const lastSegment = prefix.slice(prefix.lastIndexOf("/") + 1);
   app.get(prefix, async (_request, reply) => reply.headers(SECURITY_HEADERS).redirect(`${lastSegment}/`));
-  app.get(`${prefix}/`, async (_request, reply) => send("index.html", reply));
-  app.get<{ Params: { name: string } }>(`${prefix}/:name`, async (request, reply) => send(request.params.name, reply));
+  app.get(`${prefix}/`, async (request, reply) => send("index.html", request, reply));
+  app.get<{ Params: { name: string } }>(`${prefix}/:name`, async (request, reply) => send(request.params.name, request, reply));
 }
 
 /** `GET /` for a browser: where the console is (relative, as above). */
