@@ -79,7 +79,9 @@ describe("files in the console", () => {
     await transferPast(page, "dataset.bin", 40);
     const duringUpload = await pageMemory(page);
     await page.click("#toggle-files");
-    await screenshot(page, "upload-progress");
+    // The file being written is already there, growing.
+    await page.locator('.file-row[data-name="dataset.bin"]').waitFor();
+    await screenshot(page, "upload-progress", { docs: true });
     await page.locator('.transfer.done[data-name="dataset.bin"]').waitFor({ timeout: 120_000 });
     expect(readdirSync(target)).toEqual(["dataset.bin"]);
     // fs/writeBlock where the daemon streams writes (upstream's fileWriteStreaming), else a pipe.

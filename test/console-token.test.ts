@@ -20,7 +20,7 @@ describe("the console's token form", () => {
     await field.waitFor();
     expect(await field.getAttribute("type")).toBe("password");
     await expect.poll(() => page.locator("#gate h1").textContent()).toBe("This daemon needs a token");
-    await screenshot(page, "token-form");
+    await screenshot(page, "token-form", { docs: true });
 
     await field.fill("not-the-token");
     await page.click("#gate-connect");
@@ -29,7 +29,7 @@ describe("the console's token form", () => {
     expect(await error.textContent()).toContain("The daemon refused this token");
     expect(await page.locator("#token").getAttribute("aria-invalid")).toBe("true");
     await page.fill("#token", "also wrong");
-    await screenshot(page, "token-refused");
+    await screenshot(page, "token-refused", { docs: true });
     await page.click("#gate-connect");
     await page.locator("#token-error").waitFor();
 
@@ -63,7 +63,7 @@ describe("the console's token form", () => {
     await retry.waitFor();
     expect(await page.locator("#gate h1").textContent()).toBe("Cannot reach the daemon");
     expect(await page.locator("#gate .gate-error").textContent()).toContain("No answer from the daemon");
-    await screenshot(page, "unreachable");
+    await screenshot(page, "unreachable", { docs: true });
 
     proxy.refuseClientText(undefined);
     await retry.click();

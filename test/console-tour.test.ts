@@ -2,7 +2,7 @@
  * The console as a person meets it, in real Chromium: a shell in a project,
  * a build in a second tab that names itself, the Files panel beside them,
  * and the light theme with a search. Its screenshots are the ones
- * docs/console.md shows (EXECMUX_SCREENSHOTS=docs writes them there).
+ * docs/console.md shows, the first also the README's (EXECMUX_SCREENSHOTS=docs writes them).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,7 +41,7 @@ describe("a tour of the console", () => {
     await page.click("#toggle-files");
     await expect.poll(() => page.inputValue("#files-path")).toBe(project);
     await expect.poll(() => page.locator('.file-row[data-name="orders.csv"] .file-size').textContent()).toBe("108.0 KB");
-    await screenshot(page, "console");
+    await screenshot(page, "console", { docs: true, alsoAs: "docs/console.png" });
 
     await page.click("#toggle-files");
     await page.locator(".tab").nth(1).click();
@@ -51,6 +51,6 @@ describe("a tour of the console", () => {
     await page.keyboard.press("Control+Shift+F");
     await page.fill(".search-bar input", "tests");
     await expect.poll(() => page.locator(".search-count").textContent()).toMatch(/of 3$/);
-    await screenshot(page, "light-search");
+    await screenshot(page, "light-search", { docs: true });
   });
 });

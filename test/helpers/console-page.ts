@@ -69,18 +69,19 @@ export async function typeInto(page: Page, index: number, line: string): Promise
 }
 
 /**
- * Saves a screenshot under test-artifacts/console/; with
- * EXECMUX_SCREENSHOTS=docs also as docs/console/<name>.png (the pictures
- * docs/console.md shows).
+ * Saves a screenshot under test-artifacts/console/. The pictures
+ * docs/console.md shows pass `{ docs: true }`: with EXECMUX_SCREENSHOTS=docs
+ * they are also written to docs/console/<name>.png.
  */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, options: { docs?: boolean; alsoAs?: string } = {}): Promise<void> {
   mkdirSync("test-artifacts/console", { recursive: true });
   const path = `test-artifacts/console/${name}.png`;
   // No blinking cursor caught half-drawn, no hover left over.
   await page.mouse.move(0, 0);
   await page.screenshot({ path, animations: "disabled", caret: "hide" });
-  if (process.env.EXECMUX_SCREENSHOTS === "docs") {
+  if (options.docs && process.env.EXECMUX_SCREENSHOTS === "docs") {
     mkdirSync("docs/console", { recursive: true });
     copyFileSync(path, `docs/console/${name}.png`);
+    if (options.alsoAs) copyFileSync(path, options.alsoAs);
   }
 }

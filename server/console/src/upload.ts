@@ -97,7 +97,7 @@ export async function uploadFile(client: ExecmuxClient, file: File, directory: s
     sink = streamed ? await streamedWrite(client, path) : await pipedWrite(client, path);
     await writeBlocks(file, sink, item.signal, (sent) => item.progress(sent));
     await sink.finish();
-    item.done(`uploaded to ${path}`);
+    item.done();
     return path;
   } catch (error) {
     await sink?.abort();
