@@ -122,7 +122,9 @@ describe("files in the console", () => {
     await page.click("#toggle-files");
     await page.fill("#files-path", directory);
     await page.press("#files-path", "Enter");
+    await expect.poll(() => page.inputValue("#files-path"), { message: "the panel shows the folder asked for" }).toBe(directory);
     const row = page.locator('.file-row[data-name="notes.bin"]');
+    await row.waitFor();
     const downloadStarts = page.waitForEvent("download");
     await row.dblclick();
     const download = await downloadStarts;

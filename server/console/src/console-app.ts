@@ -3,6 +3,7 @@
  * toolbar, the shortcuts, and the side panels (loaded when first opened).
  */
 import type { ExecmuxClient, ProcessHandle } from "@execmux/client";
+import type { DaemonAddress } from "./connection.js";
 import { h } from "./dom.js";
 import { icon } from "./icons.js";
 import { saveState } from "./saved-state.js";
@@ -10,6 +11,7 @@ import { SearchBar } from "./search-bar.js";
 import type { SettingsStore } from "./settings.js";
 import { commandFor, type Command } from "./shortcuts.js";
 import { TerminalTab, type TabSource } from "./terminal-tab.js";
+import type { WatchedSession } from "./watched-session.js";
 
 export interface ConsoleElements {
   tabsBar: HTMLElement;
@@ -48,8 +50,13 @@ export class ConsoleApp {
   private readonly emptyState: HTMLElement;
   private panel: { name: PanelName; panel: SidePanel } | undefined;
   private shell: { argv: string[]; name: string; home: string } | undefined;
+  /** Sessions of others being watched, by session id. */
+  readonly watched = new Map<string, WatchedSession>();
+  /** Connections of sessions taken over from another client (they hold those sessions now). */
+  readonly takenOver: ExecmuxClient[] = [];
 
   constructor(
+    readonly address: DaemonAddress,
     readonly client: ExecmuxClient,
     readonly settings: SettingsStore,
     readonly ui: ConsoleElements,
@@ -77,16 +84,22 @@ export class ConsoleApp {
     return this.addTab(handle, trimmed || shell.name);
   }
 
-  /** A tab for a process of this session (interactive) or one watched from elsewhere (read-only). */
-  addTab(source: TabSource | ProcessHandle, command: string, interactive = true): TerminalTab {
+  /**
+   * A tab for a process of this session (interactive) or one watched from
+   * elsewhere (read-only); `sessionId` names another session's process.
+   * `at` puts it at that position instead of last.
+   */
+  addTab(source: TabSource | ProcessHandle, command: string, interactive = true, other: { sessionId?: string } = {}, at = this.tabs.length): TerminalTab {
     const size = this.active ? { cols: this.active.terminal.cols, rows: this.active.terminal.rows } : {};
     const tab = new TerminalTab(
       source,
-      { command, interactive, fontSize: this.settings.current.fontSize, theme: this.settings.effectiveTheme, ...size },
+      { command, interactive, fontSize: this.settings.current.fontSize, theme: this.settings.effectiveTheme, ...size, ...other },
       { select: (selected) => this.select(selected), close: (closed) => this.closeTab(closed), titleChanged: () => this.persist() },
     );
-    this.tabs.push(tab);
-    this.ui.tabsBar.append(tab.button);
+    const next = this.tabs[at];
+    this.tabs.splice(at, 0, tab);
+    if (next) next.button.before(tab.button);
+    else this.ui.tabsBar.append(tab.button);
     this.ui.panes.append(tab.pane);
     tab.open();
     this.select(tab);
@@ -110,7 +123,7 @@ export class ConsoleApp {
     if (tab.options.interactive && !tab.exited) void (tab.source as ProcessHandle).terminate?.().catch(() => undefined);
     this.tabs.splice(index, 1);
     tab.dispose();
-    this.onTabClosed?.(tab);
+    if (!tab.options.interactive && tab.options.sessionId) this.watched.get(tab.options.sessionId)?.forget(tab);
     this.persist();
     const next = this.tabs[Math.min(index, this.tabs.length - 1)];
     if (next) this.select(next);
@@ -121,8 +134,29 @@ export class ConsoleApp {
     }
   }
 
-  /** Set by the sessions panel: a watched tab was closed. */
-  onTabClosed: ((tab: TerminalTab) => void) | undefined;
+  /** Puts an interactive tab for `source` where `old` was (a watched process, taken over). */
+  replaceTab(old: TerminalTab, source: ProcessHandle, command: string, other: { sessionId?: string }): TerminalTab {
+    const index = this.tabs.indexOf(old);
+    this.tabs.splice(index, 1);
+    old.dispose();
+    return this.addTab(source, command, true, other, index);
+  }
+
+  /** Watches another session (opening a watcher if there is none yet), then shows `processId`, or every process. */
+  async watch(sessionId: string, owner: string, processId?: string): Promise<void> {
+    let watched = this.watched.get(sessionId);
+    if (!watched) {
+      const { WatchedSession } = await import("./watched-session.js");
+      watched = await WatchedSession.open(this, sessionId, owner);
+      this.watched.set(sessionId, watched);
+    }
+    await watched.show(processId);
+  }
+
+  /** A session taken over: this console holds it now, through `owner`. */
+  tookOver(owner: ExecmuxClient): void {
+    this.takenOver.push(owner);
+  }
 
   run(command: Command): void {
     const index = this.active ? this.tabs.indexOf(this.active) : -1;
@@ -158,7 +192,7 @@ export class ConsoleApp {
   }
 
   persist(): void {
-    const own = this.tabs.filter((tab) => tab.options.interactive);
+    const own = this.tabs.filter((tab) => tab.options.interactive && !tab.options.sessionId);
     saveState({ sessionId: this.client.sessionId, tabs: own.map((tab) => ({ processId: tab.source.processId, title: tab.options.command })) });
   }
 

@@ -43,7 +43,7 @@ async function start(): Promise<void> {
     client = await connectThroughGate(address, form, CONNECT_OPTIONS);
   }
   document.body.classList.add("connected");
-  app = new ConsoleApp(client, settings, {
+  app = new ConsoleApp(address, client, settings, {
     tabsBar: byId("tabs"),
     panes: byId("terminals"),
     status: byId("status"),

@@ -38,6 +38,8 @@ export interface TabOptions {
   /** The terminal size to start with, before the first fit. */
   cols?: number;
   rows?: number;
+  /** Set for a process of another session (watched, or taken over); absent for this console's own. */
+  sessionId?: string;
 }
 
 export interface TabEvents {
@@ -50,6 +52,8 @@ export class TerminalTab {
   readonly terminal: Terminal;
   readonly search = new SearchAddon({ highlightLimit: 1000 });
   readonly pane = h("div", { class: "terminal-pane" });
+  /** The terminal's own box inside the pane, below any banner: what fit measures. */
+  private readonly host = h("div", { class: "terminal-host" });
   readonly button = h("div", { class: "tab", role: "tab", tabindex: "-1" });
   private readonly label = h("span", { class: "tab-label" });
   private readonly fit = new FitAddon();
@@ -74,6 +78,7 @@ export class TerminalTab {
       ...(options.cols && options.rows ? { cols: options.cols, rows: options.rows } : {}),
     });
     this.pane.dataset.processId = source.processId;
+    this.pane.append(this.host);
     this.button.dataset.processId = source.processId;
     this.button.setAttribute("aria-selected", "false");
     this.button.title = `${options.command}\nprocess ${source.processId}`;
@@ -105,7 +110,7 @@ export class TerminalTab {
     this.offs.push(
       source.onOutput((event) => this.terminal.write(event.data, () => source.ack(event.data.length))),
       source.onGap((gap) =>
-        this.terminal.write(`\r\n\x1b[30;43m[execmux: ${gap.bytes}${gap.bytesExact ? "" : "+"} bytes of output were lost while disconnected]\x1b[0m\r\n`),
+        this.terminal.write(`\r\n\x1b[30;43m[execmux: ${gap.bytes}${gap.bytesExact ? "" : "+"} bytes of output are missing here: the daemon no longer had them]\x1b[0m\r\n`),
       ),
       source.onExit((code) => {
         this.exitCode = code;
@@ -133,7 +138,7 @@ export class TerminalTab {
 
   /** Opens the terminal in its pane (the pane must be in the document). */
   open(): void {
-    this.terminal.open(this.pane);
+    this.terminal.open(this.host);
     this.fitToPane();
   }
 
