@@ -41,6 +41,11 @@ export class FilesPanel implements SidePanel {
     };
     const pathForm = h("form", { class: "path-bar" }, button("up", "Parent folder", () => void this.show(parentOf(this.current))), this.pathField);
     this.pathField.addEventListener("input", () => (this.typing = true));
+    // Left without pressing Enter: the field shows where the panel is again.
+    this.pathField.addEventListener("blur", () => {
+      this.typing = false;
+      this.pathField.value = this.current;
+    });
     pathForm.addEventListener("submit", (event) => {
       event.preventDefault();
       void this.show(this.pathField.value.trim() || "/");
@@ -68,6 +73,10 @@ export class FilesPanel implements SidePanel {
     window.addEventListener(FILES_CHANGED, this.onFilesChanged);
   }
 
+  private get editingPath(): boolean {
+    return document.activeElement === this.pathField;
+  }
+
   /** The folder shown: where uploads go. */
   get directory(): string {
     return this.current;
@@ -77,15 +86,16 @@ export class FilesPanel implements SidePanel {
     const asked = this.loading;
     const cwd = tab?.options.interactive ? await this.files.workingDirectory(tab.source.processId) : undefined;
     const fallback = cwd ?? (this.current ? undefined : await this.files.home());
-    // The person went somewhere else meanwhile, or is typing where to go: that wins.
-    if (fallback === undefined || this.loading !== asked || this.typing) return;
+    // The person went somewhere else meanwhile, or is in the path field: that wins.
+    if (fallback === undefined || this.loading !== asked || this.typing || this.editingPath) return;
     return this.show(fallback);
   }
 
   async show(directory: string): Promise<void> {
     const token = ++this.loading;
     this.current = directory;
-    this.pathField.value = directory;
+    // Never under the person's caret: text typed there would be joined to it.
+    if (!this.editingPath) this.pathField.value = directory;
     this.typing = false;
     this.element.classList.add("loading");
     try {

@@ -43,7 +43,8 @@ async function streamedWrite(client: ExecmuxClient, path: string): Promise<Block
   const close = () => request("fs/close", { handleId }).then(() => undefined);
   return {
     blockBytes: WRITE_BLOCK_BYTES,
-    inFlight: 3,
+    // The daemon writes a connection's blocks one at a time: two keep it busy, and the page holds two.
+    inFlight: 2,
     write: (offset, bytes) => request("fs/writeBlock", { handleId, offset, chunk: encodeBase64(bytes) }).then(() => undefined),
     finish: close,
     abort: async () => {
