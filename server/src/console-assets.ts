@@ -1,7 +1,9 @@
 /**
  * The web console's static files (built by scripts/build-browser.mjs into
  * server/console-dist), served by the daemon itself at /console. They hold
- * no secret, so they need no token; the WebSocket they open does.
+ * no secret, so they need no token; the WebSocket they open does. Read on
+ * the first request for one: a daemon nobody opens the console of never
+ * holds them.
  *
  * Every answer carries a Content-Security-Policy: no page may frame the
  * console (`frame-ancestors 'none'`, and X-Frame-Options for browsers that
@@ -9,17 +11,13 @@
  * come only from the daemon, and the page talks only to its own origin.
  * Styles may be inline: the page has a style block and xterm.js writes
  * <style> elements as it renders, and a style cannot run code.
- *
- * Nothing is read at start-up: the folder is read on the first request for
- * the console, once, and kept (a daemon nobody opens the console on never
- * reads it).
  */
-import { readdir, readFile } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { inPackage } from "./package-root.js";
 
-const DIRECTORY = fileURLToPath(new URL("../console-dist/", import.meta.url));
+const DIRECTORY = `${inPackage("console-dist")}/`;
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -51,43 +49,45 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
 } as const;
 
-let files: Promise<Map<string, Buffer> | undefined> | undefined;
+let files: Map<string, Buffer> | undefined;
 
-/** The built files by name; undefined when the console was not built. No path from a request reaches the file system. */
-function consoleFiles(): Promise<Map<string, Buffer> | undefined> {
-  return (files ??= (async () => {
-    try {
-      const names = await readdir(DIRECTORY);
-      return new Map(await Promise.all(names.map(async (name) => [name, await readFile(`${DIRECTORY}${name}`)] as const)));
-    } catch {
-      return undefined;
-    }
-  })());
+/** The console's files by name; empty when they were not built. No path from a request ever reaches the file system. */
+function consoleFiles(): Map<string, Buffer> {
+  return (files ??= existsSync(DIRECTORY) ? new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)])) : new Map());
 }
 
 /** Whether the request accepts gzip (every browser does). */
-const acceptsGzip = (request: FastifyRequest) => /\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""));
+const acceptsGzip = (request: IncomingMessage) => /\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""));
 
-async function send(name: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const all = await consoleFiles();
-  reply.headers(SECURITY_HEADERS);
-  if (!all) return reply.code(503).type("text/plain; charset=utf-8").send("the console was not built (run `npm run build`)\n");
+/**
+ * Answers a GET for the console at `prefix` (CONSOLE_PREFIX under the
+ * daemon's --base-path); false when `path` is none of its files.
+ */
+export function serveConsole(prefix: string, path: string, request: IncomingMessage, reply: ServerResponse): boolean {
+  if (path === prefix) {
+    // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
+    reply.writeHead(302, { ...SECURITY_HEADERS, location: `${prefix.slice(prefix.lastIndexOf("/") + 1)}/` }).end();
+    return true;
+  }
+  if (!path.startsWith(`${prefix}/`)) return false;
+  const name = path.slice(prefix.length + 1) || "index.html";
+  if (name.endsWith(".gz")) return false;
+  const all = consoleFiles();
   // The build compressed the text files (name.gz): sent as they are where the browser takes gzip.
   const compressed = acceptsGzip(request) ? all.get(`${name}.gz`) : undefined;
   const body = compressed ?? all.get(name);
-  if (!body || name.endsWith(".gz")) return reply.code(404).send({ error: "not found" });
-  reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").header("vary", "accept-encoding");
-  if (compressed) reply.header("content-encoding", "gzip");
-  return reply.send(body);
-}
-
-/** Serves the console at `prefix` (CONSOLE_PREFIX under the daemon's --base-path). */
-export function registerConsole(app: FastifyInstance, prefix = CONSOLE_PREFIX): void {
-  // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
-  const lastSegment = prefix.slice(prefix.lastIndexOf("/") + 1);
-  app.get(prefix, async (_request, reply) => reply.headers(SECURITY_HEADERS).redirect(`${lastSegment}/`));
-  app.get(`${prefix}/`, async (request, reply) => send("index.html", request, reply));
-  app.get<{ Params: { name: string } }>(`${prefix}/:name`, async (request, reply) => send(request.params.name, request, reply));
+  if (!body) return false;
+  reply
+    .writeHead(200, {
+      ...SECURITY_HEADERS,
+      "content-type": TYPES[extname(name)] ?? "application/octet-stream",
+      "cache-control": "no-cache",
+      vary: "accept-encoding",
+      ...(compressed ? { "content-encoding": "gzip" } : {}),
+      "content-length": body.length,
+    })
+    .end(body);
+  return true;
 }
 
 /** `GET /` for a browser: where the console is (relative, as above). */
