@@ -39,12 +39,24 @@ export class TokenForm {
     document.body.classList.remove("gated");
   }
 
-  /** While a connection attempt is under way: the button says so and cannot be pressed twice. */
+  /**
+   * While a connection attempt is under way: the button says so and cannot
+   * be pressed twice, the last attempt's error is gone (it is not this
+   * attempt's answer), and the field waits for the answer.
+   */
   private busy(): void {
     const button = this.card.querySelector("button[type=submit]") as HTMLButtonElement | null;
     if (button) {
       button.disabled = true;
       button.textContent = "Connecting…";
+    }
+    this.card.querySelector("#token-error")?.remove();
+    const field = this.card.querySelector("input[name=token]") as HTMLInputElement | null;
+    if (field) {
+      field.readOnly = true;
+      field.classList.remove("invalid");
+      field.removeAttribute("aria-invalid");
+      field.removeAttribute("aria-describedby");
     }
   }
 
