@@ -317,8 +317,8 @@ export class ExecmuxClient {
     return handle;
   }
 
-  /** Upstream's catch-up read; long-polls up to `waitMs`. */
-  read(processId: string, options: { afterSeq?: number; maxBytes?: number; waitMs?: number } = {}): Promise<ResultOf<"process/read">> {
+  /** Upstream's catch-up read; long-polls up to `waitMs`; `timestamps` gives each chunk its `timeMs`. */
+  read(processId: string, options: { afterSeq?: number; maxBytes?: number; waitMs?: number; timestamps?: boolean } = {}): Promise<ResultOf<"process/read">> {
     const timeout = (this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) + (options.waitMs ?? 0);
     return this.request("process/read", { processId, ...options }, timeout);
   }
