@@ -11,7 +11,7 @@ import { SearchBar } from "./search-bar.js";
 import type { SettingsStore } from "./settings.js";
 import { commandFor, type Command } from "./shortcuts.js";
 import { TerminalTab, type TabSource } from "./terminal-tab.js";
-import type { WatchedSession } from "./watched-session.js";
+import type { WatchedSession, WatchingApp } from "./watched-session.js";
 
 export interface ConsoleElements {
   tabsBar: HTMLElement;
@@ -35,15 +35,9 @@ export interface SidePanel {
 
 type PanelName = "files" | "sessions";
 
-const CONSOLE_ACK_WINDOW_BYTES = 512 * 1024;
-export const CONNECT_OPTIONS = {
-  clientName: "execmux-console",
-  // Like VS Code's terminals: at most this much output rendered-but-unseen per tab.
-  ackWindowBytes: CONSOLE_ACK_WINDOW_BYTES,
-  manualAcks: true,
-} as const;
+export { CONNECT_OPTIONS } from "./connect-options.js";
 
-export class ConsoleApp {
+export class ConsoleApp implements WatchingApp {
   readonly tabs: TerminalTab[] = [];
   active: TerminalTab | undefined;
   readonly search = new SearchBar();

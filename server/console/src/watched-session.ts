@@ -6,13 +6,24 @@
  * takes it over, which happens only on an explicit, confirmed action.
  */
 import { connect, observe, RpcRequestError, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
-import type { ConsoleApp } from "./console-app.js";
-import { CONNECT_OPTIONS } from "./console-app.js";
+import { CONNECT_OPTIONS } from "./connect-options.js";
+import type { DaemonAddress } from "./connection.js";
 import { ask } from "./dialog.js";
 import { h } from "./dom.js";
 import { icon } from "./icons.js";
 import { loadToken } from "./saved-state.js";
 import type { TerminalTab, TabSource } from "./terminal-tab.js";
+
+/** What a watched session needs of the console (console-app.ts implements it), so it never imports the app. */
+export interface WatchingApp {
+  readonly address: DaemonAddress;
+  readonly watched: Map<string, WatchedSession>;
+  addTab(source: TabSource | ProcessHandle, command: string, interactive?: boolean, other?: { sessionId?: string }): TerminalTab;
+  replaceTab(old: TerminalTab, source: ProcessHandle, command: string, other: { sessionId?: string }): TerminalTab;
+  closeTab(tab: TerminalTab): void;
+  select(tab: TerminalTab): void;
+  tookOver(owner: ExecmuxClient): void;
+}
 
 const commandOf = (handle: ProcessHandle) => handle.origin?.argv.join(" ") || handle.processId;
 
@@ -24,7 +35,7 @@ export class WatchedSession {
   private ended = false;
 
   private constructor(
-    private readonly app: ConsoleApp,
+    private readonly app: WatchingApp,
     readonly sessionId: string,
     /** Who holds it, as the listing named it. */
     readonly owner: string,
@@ -37,7 +48,7 @@ export class WatchedSession {
     watcher.on("sessionLost", (error) => this.markEnded(error.message));
   }
 
-  static async open(app: ConsoleApp, sessionId: string, owner: string): Promise<WatchedSession> {
+  static async open(app: WatchingApp, sessionId: string, owner: string): Promise<WatchedSession> {
     const token = loadToken();
     const watcher = await observe(app.address.rpcUrl, sessionId, { clientName: "execmux-console (watching)", ...(token ? { token } : {}) });
     return new WatchedSession(app, sessionId, owner, watcher);

@@ -1,6 +1,6 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { ManagedProcess } from "../../process/managed-process.js";
-import type { Connection } from "../../rpc/connection.js";
+import type { ConnectionPort } from "../connection-port.js";
 import type { ProcessContext } from "../context.js";
 
 const MAX_WAIT_MS = 3_600_000;
@@ -34,7 +34,7 @@ const outputBytesFitting = (replyBytes: number) => Math.floor((replyBytes * 3) /
 async function readUntilChange(
   process: ManagedProcess,
   params: ParamsOf<"process/read">,
-  connection: Connection,
+  connection: ConnectionPort,
   reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply" | "holdReplyRoom">,
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
