@@ -1,13 +1,15 @@
 // Debian packages some tests drive: Chromium (through playwright-core) for
-// the browser tests, tmux for the terminal tests. Installs what is missing
-// (as root, with apt-get); otherwise says how. The browser tests are skipped
-// without Chromium; the terminal tests fail without tmux.
+// the browser tests, tmux for the terminal tests, zsh for the shell-snapshot
+// tests. Installs what is missing (as root, with apt-get); otherwise says how.
+// The browser tests are skipped without Chromium; the terminal tests fail
+// without tmux, the zsh snapshot case without zsh.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 const PACKAGES = [
   { binary: "/usr/bin/chromium", name: "chromium", usedBy: "the browser tests (skipped without it)" },
   { binary: "/usr/bin/tmux", name: "tmux", usedBy: "the terminal tests (attach, exec --tty, the fresh-clone test)" },
+  { binary: "/usr/bin/zsh", name: "zsh", usedBy: "the zsh case of the shell-snapshot differential test" },
 ];
 
 const missing = PACKAGES.filter((item) => !existsSync(item.binary));

@@ -14,6 +14,7 @@ import { prepareProcessSandbox } from "../../sandbox/index.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
+import type { SnapshotPlan } from "../../shell-snapshot/index.js";
 import type { ProcessContext } from "../context.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
@@ -29,12 +30,13 @@ export async function processStart(
     params.networkProxy || params.managedNetwork?.transparentTcp !== undefined
       ? (await import("../../network-proxy/launch-params.js")).checkNetworkParams(params)
       : undefined;
-  const [program, ...args] = params.argv;
+  const [program] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
-  refuseWhatCannotBeHonoured(params);
+  // Checked before anything is started, as upstream checks it before the cwd or the process id.
+  const snapshot = params.shellSnapshot ? (await import("../../shell-snapshot/index.js")).planShellSnapshot(params) : undefined;
   try {
-    return await start(params, program, args, { session, connection, afterReply }, networkPolicy);
+    return await start(params, program, { session, connection, afterReply }, networkPolicy, snapshot);
   } catch (error) {
     // Upstream's words for a failed spawn: the OS error (and, for a missing
     // working directory, which one: upstream's message is the same as for a
@@ -49,21 +51,12 @@ export async function processStart(
   }
 }
 
-/**
- * Requests for machinery execmux does not provide are refused, never run
- * weaker than asked. Only clients that ignore capabilities execmux reports
- * false send them. (A `sandbox` is enforced, or refused, by sandbox/.)
- */
-function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
-  if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
-}
-
 async function start(
   params: ParamsOf<"process/start">,
   program: string,
-  args: string[],
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
   networkPolicy: NetworkPolicy | undefined,
+  snapshot: SnapshotPlan | undefined,
 ): Promise<ResultOf<"process/start">> {
   const { config } = connection.deps;
   const tty = params.tty ?? false;
@@ -72,7 +65,7 @@ async function start(
   const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort) : undefined;
   try {
     if (proxy) Object.assign(env, proxy.env);
-    return await startWithin(params, program, args, { session, connection, afterReply }, { cwd, env, tty, proxy });
+    return await startWithin(params, program, { session, connection, afterReply }, { cwd, env, tty, proxy, snapshot });
   } catch (error) {
     proxy?.close();
     throw error;
@@ -142,9 +135,8 @@ function domainReview(session: ProcessContext["session"], processId: string, tim
 async function startWithin(
   params: ParamsOf<"process/start">,
   program: string,
-  args: string[],
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
-  { cwd, env, tty, proxy }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined },
+  { cwd, env, tty, proxy, snapshot }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined; snapshot: SnapshotPlan | undefined },
 ): Promise<ResultOf<"process/start">> {
   const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
@@ -164,6 +156,33 @@ async function startWithin(
     : undefined;
 
   session.reserve(params.processId);
+  const arg0 = params.arg0 ?? undefined;
+  // How an argv is spawned for this start: wrapped in the sandbox, or the program found on PATH with argv[0] as written.
+  const pipeLaunch = (argv: readonly string[]) =>
+    sandbox?.wrap
+      ? { ...sandbox.wrap(argv, arg0), arg0: undefined }
+      : { file: resolveExecutable(argv[0]!, cwd, env.PATH), args: argv.slice(1), arg0: arg0 ?? argv[0]! };
+  let argv: readonly string[] = params.argv;
+  if (snapshot) {
+    try {
+      const replayed = await (await import("../../shell-snapshot/index.js")).applyShellSnapshot(snapshot, {
+        registry: connection.deps.registry,
+        log: connection.deps.log,
+        spawner: connection.deps.spawner,
+        processTrees: connection.deps.registry.processTrees,
+        owner: session,
+        argv,
+        cwd,
+        env,
+        params,
+        launch: pipeLaunch,
+      });
+      if (replayed) ({ argv, env } = replayed);
+    } catch (error) {
+      session.release(params.processId);
+      throw error;
+    }
+  }
   const tree = connection.deps.registry.processTrees.create(session);
   // The proxy lives as long as the process has output open (a background child may still use it).
   const onEvent: typeof session.onProcessEvent = proxy
@@ -187,9 +206,8 @@ async function startWithin(
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);
-    const arg0 = params.arg0 ?? undefined;
     // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
-    const wrapped = sandbox?.wrap?.(params.argv, arg0);
+    const wrapped = sandbox?.wrap?.(argv, arg0);
     const spec: SpawnSpec = {
       ...(wrapped
         ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
@@ -198,7 +216,7 @@ async function startWithin(
             // does, pty-wrapper.ts), which keeps argv[0] as the client wrote it;
             // everywhere else the path found above is exec'd with argv[0] set explicitly.
             file: tty && arg0 === undefined ? program : resolved,
-            args,
+            args: argv.slice(1),
             arg0: arg0 ?? (tty ? undefined : program),
           }),
       cwd,
