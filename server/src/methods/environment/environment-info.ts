@@ -24,7 +24,8 @@ const CAPABILITIES: EnvironmentCapabilities = {
   environmentConfigRead: false,
   httpHeaderEnvVars: false,
   sandboxedFileStreaming: false,
-  shellSnapshotV2: false,
+  /** process/start's shellSnapshot (server/src/shell-snapshot/). */
+  shellSnapshotV2: true,
   windowsMxc: false,
   fsWatchMissing: false,
   fileWriteStreaming: false,
