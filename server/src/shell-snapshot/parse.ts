@@ -60,8 +60,9 @@ export function parseCapture(output: Buffer, policy: EnvPolicy | null | undefine
   const end = output.lastIndexOf(END_MARKER);
   const start = end < 0 ? -1 : output.lastIndexOf(STATE_MARKER, end);
   if (start < 0) return { failure: "the capture printed no snapshot" };
-  const body = output.subarray(start + STATE_MARKER.length, end + 1);
+  const body = output.subarray(start + STATE_MARKER.length, end);
   const stateEnd = body.indexOf(0);
+  if (stateEnd < 0) return { failure: "the capture ended inside its state" };
   const state = decode(body.subarray(0, stateEnd));
   if (state === undefined) return { failure: "the captured state is not UTF-8" };
   const stateBytes = Buffer.byteLength(state);
