@@ -1,15 +1,33 @@
 // The differential tests, the Codex agent tests and the bench run the real
 // upstream: `codex exec-server` and the Codex CLI from npm @openai/codex, at
-// the version pinned here. Installs it into .cache/upstream-codex/ when it is
-// missing; fails loudly (never skips) when it cannot.
+// the version pinned here, or at the one EXECMUX_UPSTREAM_CODEX_VERSION names
+// (to run the same suites against an older or newer release). Each version is
+// installed into a directory of its own, .cache/upstream-codex-<version>/, so
+// switching back and forth installs nothing twice. Installs it when missing;
+// fails loudly (never skips) when it cannot.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const UPSTREAM_CODEX_VERSION = "0.169.0";
+/** The release the suites are verified against (and the default). */
+export const PINNED_UPSTREAM_CODEX_VERSION = "0.171.0";
+/** Older releases the suites are also run against (EXECMUX_UPSTREAM_CODEX_VERSION=<one of these>). */
+export const ALSO_VERIFIED_UPSTREAM_CODEX_VERSIONS = ["0.169.0"];
+
+function chosenVersion() {
+  const requested = process.env.EXECMUX_UPSTREAM_CODEX_VERSION?.trim();
+  if (!requested) return PINNED_UPSTREAM_CODEX_VERSION;
+  // An exact release only: it becomes an npm spec and a directory name.
+  if (!/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/.test(requested)) {
+    throw new Error(`EXECMUX_UPSTREAM_CODEX_VERSION must be an exact release such as 0.169.0, not ${JSON.stringify(requested)}`);
+  }
+  return requested;
+}
+
+export const UPSTREAM_CODEX_VERSION = chosenVersion();
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const upstreamDir = join(root, ".cache", "upstream-codex");
+export const upstreamDir = join(root, ".cache", `upstream-codex-${UPSTREAM_CODEX_VERSION}`);
 export const upstreamBinary = join(
   upstreamDir,
   "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
@@ -25,7 +43,7 @@ function installedVersion() {
 
 export function ensureUpstream() {
   if (installedVersion() === `codex-cli ${UPSTREAM_CODEX_VERSION}`) return upstreamBinary;
-  console.log(`test setup: installing the upstream @openai/codex@${UPSTREAM_CODEX_VERSION} into .cache/upstream-codex (about 400 MB)...`);
+  console.log(`test setup: installing the upstream @openai/codex@${UPSTREAM_CODEX_VERSION} into ${upstreamDir} (about 400 MB)...`);
   mkdirSync(upstreamDir, { recursive: true });
   // Its own package.json, so npm does not treat it as part of this workspace.
   writeFileSync(join(upstreamDir, "package.json"), JSON.stringify({ name: "execmux-upstream-codex", private: true }) + "\n");

@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it, onTestFailed, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFailed, onTestFinished, vi } from "vitest";
 import { runCodexAgent, type AgentRun } from "./helpers/codex-agent.js";
 import { spawnDaemon } from "./helpers/cli.js";
 import { MockModel, type ModelReply, type ModelRequest, type Turn } from "./helpers/mock-model.js";
@@ -104,6 +104,18 @@ describe.each(Object.keys(execServers) as (keyof typeof execServers)[])("the Cod
     expect(tap.requestsFor("process/start")).toEqual([
       expect.objectContaining({ cwd: pathToFileURL(project).href, argv: expect.arrayContaining(["pwd && echo made-remotely > from-agent.txt"]) }),
     ]);
+  });
+
+  it("watches the missing project markers, and is told when one appears (fs/watchMissing)", async () => {
+    const session = await driveAgent(server, [() => call("exec_command", { cmd: "mkdir .git && echo made" }), say("made a repository")]);
+    const { project, tap } = session;
+
+    expectCleanRun(session, "made a repository");
+    const watch = tap.exchanges().find((exchange) => exchange.request.method === "fs/watchMissing");
+    expect(watch?.request.params).toMatchObject({ missing: expect.arrayContaining([pathToFileURL(join(project, ".git")).href]) });
+    expect(watch?.reply?.result).toEqual({ watching: true });
+    const { watchId } = watch!.request.params as { watchId: number };
+    await vi.waitFor(() => expect(tap.notifications("fs/missingChanged")).toEqual([{ watchId }]));
   });
 
   it("keeps an interactive session across exec_command and write_stdin", async () => {

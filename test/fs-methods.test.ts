@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode, pathToFileUri } from "@execmux/shared";
 import type { Daemon } from "@execmux/server";
 import { startTestDaemon } from "./helpers/daemon.js";
+import { metric } from "./helpers/http.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { startUpstreamExecServer } from "./helpers/upstream.js";
 import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
@@ -664,10 +665,8 @@ describe("fs/open, fs/readBlock, fs/close", () => {
 });
 
 describe("large replies", () => {
-  async function completedRequests(daemon: Daemon, method: string): Promise<number> {
-    const { values } = await daemon.metrics.requestDuration.get();
-    return values.find((value) => value.metricName?.endsWith("_count") && value.labels.method === method)?.value ?? 0;
-  }
+  /** Requests of `method` answered so far, from the daemon's /metrics. */
+  const completedRequests = (daemon: Daemon, method: string) => metric(daemon.url, "execmux_request_duration_seconds_count", `method="${method}"`);
 
   it("are read one at a time, only once the client has taken the previous one", async () => {
     const { daemon, client } = await connect();
@@ -713,7 +712,6 @@ describe("sandbox", () => {
     const { client } = await connect();
     const root = scratchDirectory("fs");
     writeFileSync(join(root, "file"), "data");
-    const failClosed = { code: ErrorCode.InvalidRequest, message: "sandboxed filesystem operations require configured runtime paths" };
     const restricted = (entries: unknown[]) => ({
       permissions: { type: "managed", file_system: { type: "restricted", entries }, network: "restricted" },
       policyContext: { cwd: uri(root), workspaceRoots: [uri(root)] },
@@ -731,13 +729,16 @@ describe("sandbox", () => {
           message: expect.stringMatching(refused),
         });
       }
-      // A walk answers in pieces and a streamed read holds its file: neither runs in a one-call helper.
+      // Walks and streamed reads run confined too (sandboxedFileStreaming), so they are refused for the same reasons.
       expect(await refusal(client, "fs/walk", {
         path: uri(root),
         options: { maxDepth: 1, maxDirectories: 1, maxEntries: 1, followDirectorySymlinks: false },
         sandbox: restricted([...entries]),
-      })).toEqual(failClosed);
-      expect(await refusal(client, "fs/open", { handleId: "h", path: uri(join(root, "file")), sandbox: restricted([...entries]) })).toEqual(failClosed);
+      })).toEqual({ code: ErrorCode.InvalidParams, message: expect.stringMatching(refused) });
+      expect(await refusal(client, "fs/open", { handleId: "h", path: uri(join(root, "file")), sandbox: restricted([...entries]) })).toEqual({
+        code: ErrorCode.InvalidParams,
+        message: expect.stringMatching(refused),
+      });
     }
   });
 

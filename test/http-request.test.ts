@@ -562,12 +562,27 @@ describe("http/request: beyond upstream's tests", () => {
     expect(unb64((await reply).result?.bodyBase64)).toBe("late");
   });
 
-  it("refuses a header valueEnvVar, since the daemon reports httpHeaderEnvVars false", async () => {
+  it("a header's valueEnvVar reads the daemon's environment, never its own EXECMUX_* settings or Codex's credentials", async () => {
+    vi.stubEnv("EXECMUX_TOKEN", "the-daemon-token");
+    vi.stubEnv("OPENAI_API_KEY", "sk-the-agent-key");
+    vi.stubEnv("SHARED_HEADER_TOKEN", "shared");
+    vi.stubEnv("HEADER_WITH_NEWLINE", "a\r\nx-injected: 1");
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
-    const refused = await client.request("http/request", httpParams("http://127.0.0.1:9/", { headers: [{ name: "x-token", value: "", valueEnvVar: "HOME" }] }));
-    expect(refused.error?.code).toBe(ErrorCode.InvalidParams);
-    expect(refused.error?.message).toContain("valueEnvVar");
+    const target = await HttpTarget.start((request) => request.response.end("seen"));
+    const send = (valueEnvVar: string, requestId: string) =>
+      client.request("http/request", httpParams(target.url, { requestId, headers: [{ name: "x-token", value: "Bearer ", valueEnvVar }] }));
+
+    const allowed = await send("SHARED_HEADER_TOKEN", "allowed");
+    expect(unb64(allowed.result?.bodyBase64)).toBe("seen");
+    for (const [index, name] of ["EXECMUX_TOKEN", "execmux_token", "OPENAI_API_KEY", "HEADER_WITH_NEWLINE"].entries()) {
+      const refused = await send(name, `refused-${index}`);
+      expect(refused.error, name).toMatchObject({ code: ErrorCode.InvalidParams });
+      expect(JSON.stringify(refused.error)).not.toMatch(/the-daemon-token|sk-the-agent-key|injected/);
+    }
+    // Only the allowed request reached the target, with the value the daemon's environment gave it.
+    expect(target.requests.map((request) => headerValues(request.rawHeaders, "x-token"))).toEqual([["Bearer shared"]]);
+    expect(await client.call("environment/status")).toEqual({ status: "ready" });
   });
 });
 

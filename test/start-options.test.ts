@@ -35,18 +35,19 @@ describe("cwd", () => {
   it("refuses relative, foreign, missing and non-directory cwds with upstream's codes and words", async () => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
-    const cases: [unknown, number, string][] = [
+    const cases: [unknown, number, string, string?][] = [
       ["tmp", ErrorCode.InvalidParams, "invalid URI: relative URL without a base"],
       ["http://host/tmp", ErrorCode.InvalidParams, "unsupported path URI scheme `http`"],
       ["file:///C:/work", ErrorCode.InvalidParams, "cwd URI `file:///C:/work` is not valid on this exec-server host: 'file:///C:/work' is invalid on 'linux'"],
       [undefined, ErrorCode.InvalidParams, "missing field `cwd`"],
       // Upstream learns these from the spawn itself.
-      ["/definitely/not/here", ErrorCode.InternalError, "No such file or directory (os error 2): working directory /definitely/not/here"],
-      ["file:///etc/passwd", ErrorCode.InternalError, "Not a directory (os error 20): working directory /etc/passwd"],
+      // With upstream 0.171's data.kind.
+      ["/definitely/not/here", ErrorCode.InternalError, "No such file or directory (os error 2): working directory /definitely/not/here", "spawnNotFound"],
+      ["file:///etc/passwd", ErrorCode.InternalError, "Not a directory (os error 20): working directory /etc/passwd", "spawnFailed"],
     ];
-    for (const [cwd, code, message] of cases) {
+    for (const [cwd, code, message, kind] of cases) {
       const reply = await client.request("process/start", { processId: "x", argv: ["true"], env: {}, ...(cwd === undefined ? {} : { cwd }) });
-      expect(reply.error).toEqual({ code, message });
+      expect(reply.error).toEqual({ code, message, ...(kind ? { data: { kind } } : {}) });
     }
     // A refused start leaves the id free.
     expect(await run(client, "x", { argv: ["true"] })).toBe("");
@@ -68,9 +69,9 @@ describe("argv and spawning", () => {
     const client = await WireClient.ready(daemon.url);
     for (const tty of [false, true]) {
       const reply = await client.request("process/start", { processId: "m", argv: ["no-such-program-xyz"], cwd: "/", env: { PATH }, tty });
-      expect(reply.error).toEqual({ code: ErrorCode.InternalError, message: "No such file or directory (os error 2)" });
+      expect(reply.error).toEqual({ code: ErrorCode.InternalError, message: "No such file or directory (os error 2)", data: { kind: "spawnNotFound" } });
       const notExecutable = await client.request("process/start", { processId: "m", argv: ["/etc/passwd"], cwd: "/", env: { PATH }, tty });
-      expect(notExecutable.error).toEqual({ code: ErrorCode.InternalError, message: "Permission denied (os error 13)" });
+      expect(notExecutable.error).toEqual({ code: ErrorCode.InternalError, message: "Permission denied (os error 13)", data: { kind: "spawnPermissionDenied" } });
     }
     expect(await run(client, "m", { argv: ["echo", "ok"] })).toBe("ok\n");
   });

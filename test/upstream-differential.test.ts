@@ -380,7 +380,7 @@ describeDifferential("process/start", [
   },
   {
     name: "a cwd that does not exist",
-    steps: [start("p", "pwd", { cwd: "file://<scratch>/missing" })],
+    steps: [start("p", "pwd", { cwd: "file://<scratch>/missing" }), start("q", "pwd", { cwd: "file://<scratch>/missing/deeper" })],
     differs: {
       why: "execmux names the missing working directory after upstream's OS error: upstream's message is the same as for a missing program, and a client (execmux's CLI) cannot tell them apart",
       project: messagesCutAfter("No such file or directory (os error 2)"),
@@ -390,9 +390,74 @@ describeDifferential("process/start", [
         }),
     },
   },
+  {
+    name: "a sandbox whose permission path is no path on this host",
+    steps: [
+      start("p", "true", {
+        sandbox: {
+          ...codexWorkspaceWriteStart.sandbox,
+          permissions: {
+            type: "managed",
+            file_system: {
+              type: "restricted",
+              entries: [
+                { path: { type: "special", value: { kind: "root" } }, access: "read" },
+                { path: { type: "path", path: "file:///C:/x" }, access: "write" },
+              ],
+            },
+            network: "restricted",
+          },
+        },
+      }),
+    ],
+    differs: {
+      why: "the sandbox refusal's words are execmux's (which entry, and why); its code and data.kind are upstream's",
+      project: replacingMember("message", "<sandbox refusal>"),
+      assert: (upstream, execmux) => {
+        expect(observationOf(upstream, "a: process/start #2")).toMatchObject({
+          error: { message: "failed to prepare process sandbox: invalid sandbox permission path: 'file:///C:/x' is invalid on 'linux'" },
+        });
+        expect(observationOf(execmux, "a: process/start #2")).toMatchObject({
+          error: { message: expect.stringContaining("'file:///C:/x' is invalid on 'linux'") },
+        });
+      },
+    },
+  },
   { name: "a cwd URI of another scheme", steps: [start("p", "pwd", { cwd: "http://host/x" })] },
   { name: "a Windows cwd URI", steps: [start("p", "pwd", { cwd: "file:///C:/Windows" })] },
   { name: "a program that does not exist", steps: [start("p", "", { argv: ["/nonexistent/program"] })] },
+  { name: "a program not found on PATH", steps: [start("p", "", { argv: ["execmux-no-such-program"] })] },
+  { name: "a program that is not executable", files: { "plain.sh": "echo hi\n" }, steps: [start("p", "", { argv: ["<scratch>/plain.sh"] })] },
+  {
+    name: "a program found on PATH that is not executable",
+    files: { "bin/plain": "echo hi\n" },
+    steps: [start("p", "", { argv: ["plain"], env: { PATH: "<scratch>/bin" } })],
+  },
+  { name: "a program that is a directory", files: { dir: { directory: true } }, steps: [start("p", "", { argv: ["<scratch>/dir"] })] },
+  { name: "a program under a file", files: { file: "x" }, steps: [start("p", "", { argv: ["<scratch>/file/program"] })] },
+  {
+    name: "a cwd that is a file",
+    files: { file: "x" },
+    steps: [start("p", "pwd", { cwd: "file://<scratch>/file" })],
+    differs: {
+      why: "execmux names the working directory after upstream's OS error (as for a missing one)",
+      project: messagesCutAfter("Not a directory (os error 20)"),
+      assert: (_upstream, execmux) =>
+        expect(observationOf(execmux, "a: process/start #2")).toMatchObject({
+          error: { code: -32603, message: "Not a directory (os error 20): working directory <scratch>/file" },
+        }),
+    },
+  },
+  {
+    name: "a program that is not a valid executable (a bad ELF)",
+    files: { "bad-elf": { executable: "\u007fELF not really" } },
+    steps: [start("p", "", { argv: ["<scratch>/bad-elf"] }), events("p")],
+  },
+  {
+    name: "an executable script without a #! line",
+    files: { "no-shebang": { executable: "echo ran-by-sh\n" } },
+    steps: [start("p", "", { argv: ["<scratch>/no-shebang"] }), events("p")],
+  },
   { name: "a program found on PATH", steps: [start("p", "", { argv: ["echo", "from-path"] }), events("p")] },
   {
     name: "a duplicate processId while the first runs",

@@ -38,6 +38,12 @@ function hmacSigned(header: Record<string, unknown>, claims: Record<string, unkn
   return `${input}.${createHmac("sha256", SECRET).update(input).digest("base64url")}`;
 }
 
+/** The same token with its signature's last character changed in a bit no byte uses (43 characters carry 2 spare bits). */
+function withUnusedBitSet(token: string): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  return token.slice(0, -1) + alphabet[alphabet.indexOf(token.at(-1)!) ^ 1]!;
+}
+
 /** A token that says `alg: none` and carries no signature. */
 const unsigned = (claims: Record<string, unknown>) => `${base64url({ alg: "none", typ: "JWT" })}.${base64url(claims)}.`;
 
@@ -129,6 +135,10 @@ describe("--ws-auth signed-bearer-token", () => {
       ["alg none", unsigned({ ...good, exp: t + 600 }), { status: 401, body: "invalid websocket jwt" }],
       ["HS512", jwt({ ...good, exp: t + 600 }, { alg: "HS512" }), { status: 401, body: "invalid websocket jwt" }],
       ["not a JWT", "capability-guess", { status: 401, body: "invalid websocket jwt" }],
+      // One signature in other spellings (a lenient decoder reads the same bytes): refused, so spellings cannot multiply a token.
+      ["the signature padded with =", jwt({ ...good, exp: t + 600 }).then((token) => `${token}=`), { status: 401, body: "invalid websocket jwt" }],
+      ["the signature's unused bits set", jwt({ ...good, exp: t + 600 }).then(withUnusedBitSet), { status: 401, body: "invalid websocket jwt" }],
+      ["a space inside the signature", jwt({ ...good, exp: t + 600 }).then((token) => `${token.slice(0, -10)} ${token.slice(-10)}`), { status: 401, body: "invalid websocket jwt" }],
     ];
     for (const [what, token, expected] of cases) {
       const headers = bearer(await token);

@@ -1,12 +1,15 @@
 /**
- * Section 8: what each attack from issue #22 costs everyone else. For each
- * one, against a daemon with a token: the daemon's worst event-loop delay
- * while it ran (nodejs_eventloop_lag_max_seconds, reset just before), the
- * longest a bystander's echo through `cat` took meanwhile, and the daemon's
- * peak RSS growth. test/adversarial.test.ts checks that the daemon survives
+ * Section 8: what each attack from issues #22 and #34 costs everyone else.
+ * For each one, against a daemon with a token: the daemon's worst
+ * event-loop delay while it ran (nodejs_eventloop_lag_max_seconds, reset
+ * just before), the longest and the 99th percentile of a bystander's echoes
+ * through `cat` meanwhile (target: p99 under 10 ms), and the daemon's peak
+ * RSS growth. test/adversarial.test.ts checks that the daemon survives
  * them; this says how much they hurt.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import type { DaemonProcess } from "./daemon-process.js";
@@ -29,6 +32,9 @@ export interface AttackResult {
   readonly failed?: string;
   readonly eventLoopMaxMs: number;
   readonly bystanderEchoMaxMs: number;
+  readonly bystanderEchoP99Ms: number;
+  /** Echo round trips the bystander made during the attack. */
+  readonly bystanderEchoes: number;
   readonly rssGrowthMiB: number;
 }
 
@@ -54,8 +60,24 @@ async function rawClient(url: string, token: string) {
     });
   await request("initialize", { clientName: "bench-attacker" });
   socket.send(JSON.stringify({ method: "initialized" }));
-  const tcp = (socket as unknown as { _socket: { pause(): void } })._socket;
-  return { socket, request, stopReading: () => tcp.pause(), close: () => socket.terminate() };
+  const tcp = (socket as unknown as { _socket: { pause(): void; write(data: Buffer): boolean } })._socket;
+  return {
+    socket,
+    request,
+    stopReading: () => tcp.pause(),
+    close: () => socket.terminate(),
+    /** `count` copies of the text frame `text` written to the TCP socket at once, as fast as an attacker can: no per-frame cost here. */
+    blast: (text: string, count: number) => tcp.write(Buffer.concat(Array.from({ length: count }, () => maskedTextFrame(text)))),
+  };
+}
+
+/** One client-to-server text frame (RFC 6455), masked with a zero key (so the payload is as it is). */
+function maskedTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const length = payload.length;
+  const head = length < 126 ? Buffer.from([0x81, 0x80 | length]) : length < 65536 ? Buffer.from([0x81, 0x80 | 126, length >> 8, length & 0xff]) : undefined;
+  if (!head) throw new Error("frames over 64 KiB are not needed here");
+  return Buffer.concat([head, Buffer.alloc(4), payload]);
 }
 
 /** The bystander process (bystander.ts): echoes through `cat` while an attack runs. */
@@ -73,11 +95,12 @@ class Bystander {
     this.child.send({ kind: "measure" });
   }
 
-  /** The longest echo since measure(); one that never comes back (a dead daemon) counts as ATTACK_TIMEOUT_MS. */
-  async stop(): Promise<number> {
-    const answer = this.ask({ kind: "stop" }, "longest") as Promise<{ ms: number }>;
-    const timeout = new Promise<{ ms: number }>((resolve) => setTimeout(() => resolve({ ms: ATTACK_TIMEOUT_MS }), ATTACK_TIMEOUT_MS).unref());
-    return (await Promise.race([answer, timeout])).ms;
+  /** The longest echo since measure() and their p99; one that never comes back (a dead daemon) counts as ATTACK_TIMEOUT_MS. */
+  async stop(): Promise<{ ms: number; p99: number; count: number }> {
+    const answer = this.ask({ kind: "stop" }, "longest") as Promise<{ ms: number; p99: number; count: number }>;
+    const lost = { ms: ATTACK_TIMEOUT_MS, p99: ATTACK_TIMEOUT_MS, count: 0 };
+    const timeout = new Promise<typeof lost>((resolve) => setTimeout(() => resolve(lost), ATTACK_TIMEOUT_MS).unref());
+    return Promise.race([answer, timeout]);
   }
 
   exit(): void {
@@ -99,6 +122,39 @@ class Bystander {
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 const startParams = (processId: string, envPolicy: unknown, env: Record<string, string> = {}) => ({ processId, argv: ["true"], cwd: "/", env, envPolicy });
+
+/** A local HTTP server answering every request with `bytes` of body; closed with `close()`. */
+async function bodyServer(bytes: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const body = Buffer.alloc(bytes, 98);
+  const server = createServer((_request, response) => {
+    response.setHeader("content-length", body.length);
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Resolves once `count` replies (messages with an id) arrived on the socket. */
+function repliesArrived(socket: WebSocket, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const onMessage = (data: Buffer, isBinary: boolean) => {
+      if (isBinary) return;
+      if ((JSON.parse(data.toString()) as { id?: unknown }).id === undefined) return;
+      if (++seen < count) return;
+      socket.off("message", onMessage);
+      resolve();
+    };
+    socket.on("message", onMessage);
+  });
+}
 
 /** Each attack: runs it against the daemon and resolves once the daemon has dealt with it. */
 function attacks(url: string, token: string): [string, () => Promise<void>][] {
@@ -168,10 +224,80 @@ function attacks(url: string, token: string): [string, () => Promise<void>][] {
       "100,000 malformed frames and 100,000 acks",
       async () => {
         const attacker = await rawClient(url, token);
-        for (let index = 0; index < 100_000; index++) attacker.socket.send("x");
-        for (let index = 0; index < 100_000; index++) attacker.socket.send('{"method":"process/ack","params":{"processId":"none","bytes":1}}');
+        attacker.blast("x", 100_000);
+        attacker.blast('{"method":"process/ack","params":{"processId":"none","bytes":1}}', 100_000);
         await attacker.request("process/list", {});
         attacker.close();
+      },
+    ],
+    [
+      "process/ack floods on 8 sockets (8 x 50,000)",
+      async () => {
+        const attackers = await Promise.all(Array.from({ length: 8 }, () => rawClient(url, token)));
+        for (const attacker of attackers) attacker.blast('{"method":"process/ack","params":{"processId":"none","bytes":1}}', 50_000);
+        await Promise.all(attackers.map((attacker) => attacker.request("process/list", {})));
+        for (const attacker of attackers) attacker.close();
+      },
+    ],
+    [
+      "process/list floods: 4 sockets x 2,000 lists of 50 processes each",
+      async () => {
+        const attackers = await Promise.all(Array.from({ length: 4 }, () => rawClient(url, token)));
+        await Promise.all(
+          attackers.flatMap((attacker, socket) =>
+            Array.from({ length: 50 }, (_, index) => attacker.request("process/start", { processId: `l${socket}-${index}`, argv: ["sleep", "60"], cwd: "/", env: {} })),
+          ),
+        );
+        await Promise.all(
+          attackers.map((attacker) => {
+            const done = repliesArrived(attacker.socket, 2_000);
+            attacker.blast('{"id":"list","method":"process/list","params":{}}', 2_000);
+            return done;
+          }),
+        );
+        for (const attacker of attackers) attacker.close();
+      },
+    ],
+    [
+      "fs/walk of /usr (up to 50,000 entries), 10 times on 2 sockets",
+      async () => {
+        const attackers = await Promise.all([0, 1].map(() => rawClient(url, token)));
+        const options = { maxDepth: 64, maxDirectories: 10_000, maxEntries: 50_000, followDirectorySymlinks: false };
+        await Promise.all(attackers.flatMap((attacker) => Array.from({ length: 5 }, () => attacker.request("fs/walk", { path: "file:///usr", options }))));
+        for (const attacker of attackers) attacker.close();
+      },
+    ],
+    [
+      "12 MB initialize frames, one on each of 5 sockets",
+      async () => {
+        const padding = "x".repeat(12_000_000);
+        for (let index = 0; index < 5; index++) {
+          const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+          await new Promise((resolve, reject) => {
+            socket.once("open", resolve);
+            socket.once("error", reject);
+          });
+          const answered = repliesArrived(socket, 1);
+          socket.send(`{"id":1,"method":"initialize","params":{"clientName":"${padding}"}}`);
+          await answered;
+          socket.terminate();
+        }
+      },
+    ],
+    [
+      "buffered http/request bodies never read: 4 sockets x 32 x 16 MiB",
+      async () => {
+        const server = await bodyServer(16 * MiB - 1024);
+        const attackers = await Promise.all(Array.from({ length: 4 }, () => rawClient(url, token)));
+        for (const attacker of attackers) {
+          attacker.stopReading();
+          for (let index = 0; index < 32; index++) {
+            attacker.socket.send(JSON.stringify({ id: `h${index}`, method: "http/request", params: { method: "GET", url: server.url, headers: [], requestId: `h${index}` } }));
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10_000));
+        for (const attacker of attackers) attacker.close();
+        await server.close();
       },
     ],
     [
@@ -205,10 +331,11 @@ function attacks(url: string, token: string): [string, () => Promise<void>][] {
   ];
 }
 
-export async function adversarial(daemon: DaemonProcess, token: string): Promise<AttackResult[]> {
+/** Runs every attack, or those whose name contains `only` (`--attack TEXT`). */
+export async function adversarial(daemon: DaemonProcess, token: string, only?: string): Promise<AttackResult[]> {
   const bystander = await Bystander.start(daemon.url, token);
   const results: AttackResult[] = [];
-  for (const [attack, run] of attacks(daemon.url, token)) {
+  for (const [attack, run] of attacks(daemon.url, token).filter(([name]) => only === undefined || name.includes(only))) {
     console.error(`bench: 8. attack: ${attack}...`);
     await daemon.metric("nodejs_eventloop_lag_max_seconds"); // a scrape resets the lag histogram
     const rssBefore = daemon.rss();
@@ -219,15 +346,23 @@ export async function adversarial(daemon: DaemonProcess, token: string): Promise
       () => undefined,
       (error: unknown) => (error as Error).message,
     );
-    const bystanderEchoMaxMs = await bystander.stop();
+    const echoes = await bystander.stop();
     clearInterval(sampler);
     peakRss = Math.max(peakRss, daemon.rss());
     const eventLoopMaxMs = (await daemon.metric("nodejs_eventloop_lag_max_seconds")) * 1000;
     if (daemon.child.exitCode !== null) {
-      results.push({ attack, failed: "the daemon died", eventLoopMaxMs: NaN, bystanderEchoMaxMs: NaN, rssGrowthMiB: NaN });
+      results.push({ attack, failed: "the daemon died", eventLoopMaxMs: NaN, bystanderEchoMaxMs: NaN, bystanderEchoP99Ms: NaN, bystanderEchoes: 0, rssGrowthMiB: NaN });
       break;
     }
-    results.push({ attack, ...(failed ? { failed } : {}), eventLoopMaxMs, bystanderEchoMaxMs, rssGrowthMiB: (peakRss - rssBefore) / MiB });
+    results.push({
+      attack,
+      ...(failed ? { failed } : {}),
+      eventLoopMaxMs,
+      bystanderEchoMaxMs: echoes.ms,
+      bystanderEchoP99Ms: echoes.p99,
+      bystanderEchoes: echoes.count,
+      rssGrowthMiB: (peakRss - rssBefore) / MiB,
+    });
   }
   bystander.exit();
   return results;

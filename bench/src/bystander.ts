@@ -3,10 +3,12 @@
  * building an attack (200,000 sends, a 15 MB frame) does not show up as its
  * stall. Forked with IPC by adversarial.ts: `{ url, token }` connects and
  * starts `cat`; then each "measure" starts echo round trips one after
- * another, and "stop" answers with the longest one since, in ms.
+ * another, and "stop" answers with the longest one since and the 99th
+ * percentile of them, in ms.
  */
 import { connect, type ProcessHandle } from "@execmux/client";
 import { echoOnce } from "./scenarios.js";
+import { percentile, sortNumbers } from "./stats.js";
 
 type Command = { kind: "connect"; url: string; token: string } | { kind: "measure" } | { kind: "stop" } | { kind: "exit" };
 
@@ -14,11 +16,11 @@ const send = (message: unknown) => process.send!(message);
 let cat: ProcessHandle | undefined;
 let close = () => undefined as void;
 let running = false;
-let longest = 0;
+let samples: number[] = [];
 let loop: Promise<void> = Promise.resolve();
 
 async function echoLoop(handle: ProcessHandle): Promise<void> {
-  while (running) longest = Math.max(longest, await echoOnce(handle));
+  while (running) samples.push(await echoOnce(handle));
 }
 
 process.on("message", (command: Command) => {
@@ -33,13 +35,14 @@ process.on("message", (command: Command) => {
       }
       case "measure":
         running = true;
-        longest = 0;
+        samples = [];
         loop = echoLoop(cat!);
         return;
       case "stop": {
         running = false;
         await loop;
-        send({ kind: "longest", ms: longest });
+        const sorted = sortNumbers(samples);
+        send({ kind: "longest", ms: sorted.at(-1) ?? 0, p99: sorted.length > 0 ? percentile(sorted, 99) : 0, count: sorted.length });
         return;
       }
       case "exit":

@@ -10,7 +10,7 @@ import * as S from "./schemas/index.js";
  * The families upstream names in its handshake errors ("client must call
  * initialize before using <family> methods").
  */
-export type MethodFamily = "exec" | "environment info" | "environment status" | "filesystem" | "http";
+export type MethodFamily = "exec" | "environment info" | "environment status" | "environment config" | "filesystem" | "http";
 
 interface MethodSpec {
   readonly params: TSchema;
@@ -26,6 +26,12 @@ export const RequestMethods = {
   initialize: { params: S.InitializeParamsSchema, result: S.InitializeResultSchema, family: undefined, extension: false },
   "environment/info": { params: S.NoParamsSchema, result: S.EnvironmentInfoSchema, family: "environment info", extension: false },
   "environment/status": { params: S.NoParamsSchema, result: S.EnvironmentStatusResultSchema, family: "environment status", extension: false },
+  "environmentConfig/read": {
+    params: S.EnvironmentConfigReadParamsSchema,
+    result: S.EnvironmentConfigReadResultSchema,
+    family: "environment config",
+    extension: false,
+  },
   "process/start": { params: S.StartParamsSchema, result: S.StartResultSchema, family: "exec", extension: false },
   "process/read": { params: S.ReadParamsSchema, result: S.ReadResultSchema, family: "exec", extension: false },
   "process/write": { params: S.WriteParamsSchema, result: S.WriteResultSchema, family: "exec", extension: false },
@@ -52,6 +58,8 @@ export const RequestMethods = {
   "fs/readBlock": { params: S.FsReadBlockParamsSchema, result: S.FsReadBlockResultSchema, family: "filesystem", extension: false },
   /** Idempotent: closing an unknown handle succeeds. */
   "fs/close": { params: S.FsCloseParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/writeBlock": { params: S.FsWriteBlockParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
+  "fs/watchMissing": { params: S.FsWatchMissingParamsSchema, result: S.FsWatchMissingResultSchema, family: "filesystem", extension: false },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;
@@ -75,6 +83,8 @@ export const ServerNotifications = {
   /** Extension: only to observers, once per process before its events. */
   "process/started": S.ProcessStartedNotificationSchema,
   "http/request/bodyDelta": S.HttpRequestBodyDeltaSchema,
+  /** A watch of fs/watchMissing fired (once). */
+  "fs/missingChanged": S.FsMissingChangedNotificationSchema,
 } as const satisfies Record<string, TSchema>;
 
 export type ServerNotificationMethod = keyof typeof ServerNotifications;

@@ -29,13 +29,21 @@ const ENCODED_ASCII = new Set([" ", '"', "#", "<", ">", "?", "`", "{", "}", "%"]
 
 /** `/home/u/my proj` -> `file:///home/u/my%20proj`. */
 export function pathToFileUri(path: string): string {
-  let encoded = "";
+  // Most paths need no encoding: one string, not a chain of one-character
+  // pieces. Such a chain costs nothing here and a lot later: the first
+  // JSON.stringify of a 50,000-entry fs/walk reply spent 200 ms (the daemon's
+  // event loop, whole) flattening them, against 14 ms for flat strings.
+  if (!NEEDS_ENCODING.test(path)) return `file://${path}`;
+  const pieces: string[] = [];
   for (const byte of new TextEncoder().encode(path)) {
     const char = String.fromCharCode(byte);
-    encoded += byte < 0x20 || byte >= 0x7f || ENCODED_ASCII.has(char) ? `%${byte.toString(16).toUpperCase().padStart(2, "0")}` : char;
+    pieces.push(byte < 0x20 || byte >= 0x7f || ENCODED_ASCII.has(char) ? `%${byte.toString(16).toUpperCase().padStart(2, "0")}` : char);
   }
-  return `file://${encoded}`;
+  return `file://${pieces.join("")}`;
 }
+
+/** A character that pathToFileUri encodes: a control, non-ASCII, or one of ENCODED_ASCII. */
+const NEEDS_ENCODING = /[^\x20-\x7e]|[ "#<>?`{}%]/;
 
 export type PathUriResult = { readonly path: string } | { readonly error: string };
 

@@ -4,14 +4,15 @@
  * can compare what each server did to the disk, not only what it replied.
  */
 import { execFileSync } from "node:child_process";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 /**
  * A file's text, or a directory, a FIFO, a symlink (to a target as given, relative or
- * `<scratch>/...`), or a sparse file of a size (limits without writing the bytes).
+ * `<scratch>/...`), a sparse file of a size (limits without writing the bytes), or
+ * a file with the execute bits set (mode 755).
  */
-export type ScratchEntry = string | { directory: true } | { fifo: true } | { symlink: string } | { sparseBytes: number };
+export type ScratchEntry = string | { directory: true } | { fifo: true } | { symlink: string } | { sparseBytes: number } | { executable: string };
 
 export type ScratchFiles = Record<string, ScratchEntry>;
 
@@ -22,7 +23,10 @@ export function createScratchFiles(scratch: string, files: ScratchFiles): void {
     if (typeof entry === "string") writeFileSync(path, entry);
     else if ("directory" in entry) mkdirSync(path, { recursive: true });
     else if ("fifo" in entry) execFileSync("mkfifo", [path]);
-    else if ("sparseBytes" in entry) {
+    else if ("executable" in entry) {
+      writeFileSync(path, entry.executable);
+      chmodSync(path, 0o755);
+    } else if ("sparseBytes" in entry) {
       writeFileSync(path, "");
       truncateSync(path, entry.sparseBytes);
     }

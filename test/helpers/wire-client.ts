@@ -48,9 +48,9 @@ export class WireClient {
     this.closed = new Promise((resolve) => socket.on("close", (code) => resolve(code)));
   }
 
-  /** Opens a socket; `token` goes in an Authorization header. */
-  static async connect(url: string, token?: string): Promise<WireClient> {
-    const socket = new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  /** Opens a socket; `token` goes in an Authorization header; `options` are ws's (a `localAddress`, say). */
+  static async connect(url: string, token?: string, options: WebSocket.ClientOptions = {}): Promise<WireClient> {
+    const socket = new WebSocket(url, { ...options, ...(token ? { headers: { ...options.headers, authorization: `Bearer ${token}` } } : {}) });
     await new Promise((resolve, reject) => {
       socket.once("open", resolve);
       socket.once("error", reject);
@@ -61,8 +61,8 @@ export class WireClient {
   }
 
   /** Connects and completes upstream's handshake. */
-  static async ready(url: string, token?: string): Promise<WireClient> {
-    const client = await WireClient.connect(url, token);
+  static async ready(url: string, token?: string, options: WebSocket.ClientOptions = {}): Promise<WireClient> {
+    const client = await WireClient.connect(url, token, options);
     await client.request("initialize", { clientName: "conformance" });
     client.send({ method: "initialized", params: {} });
     return client;
@@ -149,6 +149,11 @@ export class WireClient {
 
   close(): void {
     this.socket.close();
+  }
+
+  /** Drops the TCP connection without a closing handshake, as a client that dies or walks away does. */
+  terminate(): void {
+    this.socket.terminate();
   }
 }
 

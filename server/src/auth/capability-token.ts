@@ -4,12 +4,17 @@
  * time.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Refusal, type Credential } from "./credential.js";
+import { admitted, Refusal, refused, type Credential, type Verdict } from "./credential.js";
+import { capabilityTokenIdentity } from "./identity.js";
 
 const sha256 = (token: string) => createHash("sha256").update(token, "utf8").digest();
 
 export class CapabilityToken implements Credential {
-  private constructor(private readonly digest: Buffer) {}
+  private readonly identity: string;
+
+  private constructor(private readonly digest: Buffer) {
+    this.identity = capabilityTokenIdentity(digest);
+  }
 
   static fromToken(token: string): CapabilityToken {
     return new CapabilityToken(sha256(token));
@@ -20,7 +25,7 @@ export class CapabilityToken implements Credential {
     return new CapabilityToken(digest);
   }
 
-  check(token: string): string | undefined {
-    return timingSafeEqual(sha256(token), this.digest) ? undefined : Refusal.invalidToken;
+  check(token: string): Verdict {
+    return timingSafeEqual(sha256(token), this.digest) ? admitted(this.identity) : refused(Refusal.invalidToken);
   }
 }

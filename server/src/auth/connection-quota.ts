@@ -1,5 +1,5 @@
 /**
- * Open connections per client (its token and address, see daemon.ts), so
+ * Open connections per client (its identity, auth/identity.ts), so
  * one client cannot hold every socket the daemon can afford: each one may
  * keep up to --reply-queue-bytes of replies in memory. Checked before the
  * upgrade (HTTP 429), counted once the WebSocket is open; handshakes racing

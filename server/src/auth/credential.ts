@@ -4,10 +4,15 @@
  * refusal, so a client sees the same 401 body from either daemon.
  */
 
+/** A token admitted, as the client it proves (identity.ts), or refused, with why (a Refusal, never the token). */
+export type Verdict = { readonly identity: string; readonly refusal?: undefined } | { readonly identity?: undefined; readonly refusal: string };
+
 export interface Credential {
-  /** Undefined when `token` is accepted; otherwise why not (a Refusal, never the token). */
-  check(token: string): Promise<string | undefined> | string | undefined;
+  check(token: string): Promise<Verdict> | Verdict;
 }
+
+export const admitted = (identity: string): Verdict => ({ identity });
+export const refused = (refusal: string): Verdict => ({ refusal });
 
 /** The bodies of upstream's 401 answers (codex-rs ws auth), and one of ours. */
 export const Refusal = {

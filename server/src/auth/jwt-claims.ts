@@ -13,6 +13,9 @@ export interface JwtClaims {
   readonly iat?: number;
   readonly iss?: string;
   readonly aud?: string | readonly string[];
+  /** Whom the token is for, and its id: with `iss`, which client it proves (identity.ts). Any JSON value, unchecked, as upstream ignores them. */
+  readonly sub?: unknown;
+  readonly jti?: unknown;
 }
 
 export interface ClaimExpectations {
@@ -34,7 +37,7 @@ export function parseClaims(payload: Uint8Array): JwtClaims | undefined {
     return undefined;
   }
   if (typeof claims !== "object" || claims === null || Array.isArray(claims)) return undefined;
-  const { exp, nbf, iat, iss, aud } = claims as Record<string, unknown>;
+  const { exp, nbf, iat, iss, aud, sub, jti } = claims as Record<string, unknown>;
   if (!isI64(exp)) return undefined;
   if (!absent(nbf) && !isI64(nbf)) return undefined;
   if (!absent(iat) && !(typeof iat === "number" && Number.isFinite(iat))) return undefined;
@@ -47,6 +50,8 @@ export function parseClaims(payload: Uint8Array): JwtClaims | undefined {
     ...(absent(iat) ? {} : { iat: iat as number }),
     ...(absent(iss) ? {} : { iss: iss as string }),
     ...(absent(aud) ? {} : { aud: aud as string | string[] }),
+    ...(absent(sub) ? {} : { sub }),
+    ...(absent(jti) ? {} : { jti }),
   };
 }
 

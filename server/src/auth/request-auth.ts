@@ -11,9 +11,9 @@
  * (weaker: URLs end up in histories and proxy logs). Every configured kind of
  * token (credential.ts) is tried on each, and any one admits the request.
  */
-import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { Refusal, type Credential } from "./credential.js";
+import { ANONYMOUS_IDENTITY } from "./identity.js";
 
 export const SUBPROTOCOL = "execmux";
 export const TOKEN_SUBPROTOCOL_PREFIX = "execmux.bearer.";
@@ -24,7 +24,7 @@ export interface AuthDecision {
 }
 
 export type AuthResult =
-  | { readonly allowed: true; /** Which token (its digest), when tokens are required. */ readonly tokenId: string | undefined }
+  | { readonly allowed: true; /** Which client this is (identity.ts): the admitting credential's, or the anonymous one. */ readonly identity: string }
   | ({ readonly allowed: false } & AuthDecision);
 
 function offeredProtocols(headers: IncomingHttpHeaders): string[] {
@@ -124,16 +124,15 @@ export interface AuthOptions {
 }
 
 /**
- * Who may pass, and as which token: the admitted token's SHA-256 in hex
- * (never the token itself; for --token/--token-file the same as
- * TokenStore.identify), so clients with different tokens are different
- * clients for the per-client quotas.
+ * Who may pass, and as which client: the identity the admitting credential
+ * gives (identity.ts), never the token or its spelling; without tokens,
+ * every client is the one anonymous identity.
  */
 export async function authorize(headers: IncomingHttpHeaders, url: string, options: AuthOptions): Promise<AuthResult> {
   if (!originAllowed(headers, options.allowedOrigins, options.secure)) {
     return { allowed: false, status: 403, message: "origin not allowed" };
   }
-  if (options.credentials.length === 0) return { allowed: true, tokenId: undefined };
+  if (options.credentials.length === 0) return { allowed: true, identity: ANONYMOUS_IDENTITY };
   const tokens = presentedTokens(headers, url);
   if (tokens.length === 0) {
     const malformed = readAuthorization(headers.authorization).kind === "malformed";
@@ -141,10 +140,12 @@ export async function authorize(headers: IncomingHttpHeaders, url: string, optio
   }
   // Every token against every credential, so timing does not tell which one matched.
   const verdicts = await Promise.all(tokens.map((token) => Promise.all(options.credentials.map((credential) => credential.check(token)))));
-  const admitted = verdicts.findIndex((forToken) => forToken.includes(undefined));
-  if (admitted >= 0) return { allowed: true, tokenId: createHash("sha256").update(tokens[admitted]!, "utf8").digest("hex") };
+  for (const forToken of verdicts) {
+    const identity = forToken.find((verdict) => verdict.identity !== undefined)?.identity;
+    if (identity !== undefined) return { allowed: true, identity };
+  }
   // Why the first token failed, in the words of the last credential (upstream's mode when one is set).
-  return { allowed: false, status: 401, message: verdicts[0]!.at(-1)! };
+  return { allowed: false, status: 401, message: verdicts[0]!.at(-1)!.refusal! };
 }
 
 /** The subprotocol to answer with: `execmux` if offered. A token is never echoed back. */

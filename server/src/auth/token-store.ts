@@ -8,7 +8,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync, unwatchFile, watchFile } from "node:fs";
 import { tokenForms } from "../log/redact.js";
-import { Refusal, type Credential } from "./credential.js";
+import { admitted, Refusal, refused, type Credential } from "./credential.js";
+import { staticTokenIdentity } from "./identity.js";
 
 const digest = (token: string) => createHash("sha256").update(token, "utf8").digest();
 
@@ -58,7 +59,12 @@ export class TokenStore {
 
   /** As a credential beside upstream's kinds (credential.ts). */
   asCredential(): Credential {
-    return { check: (token) => (this.verify(token) ? undefined : Refusal.invalidToken) };
+    return {
+      check: (token) => {
+        const matched = this.identify(token);
+        return matched ? admitted(staticTokenIdentity(matched)) : refused(Refusal.invalidToken);
+      },
+    };
   }
 
   get formsToRedact(): readonly string[] {
@@ -71,14 +77,14 @@ export class TokenStore {
   }
 
   /**
-   * Which token the candidate is, as its digest in hex (never the token
-   * itself): clients with different tokens are different clients for the
-   * per-client quotas. Constant time in the candidate and in which matches.
+   * Which token the candidate is, as its digest (never the token itself):
+   * clients with different tokens are different clients. Constant time in
+   * the candidate and in which matches.
    */
-  identify(candidate: string): string | undefined {
+  identify(candidate: string): Buffer | undefined {
     const candidateDigest = digest(candidate);
     let matched: Buffer | undefined;
     for (const known of this.digests) if (timingSafeEqual(known, candidateDigest)) matched = known;
-    return matched?.toString("hex");
+    return matched;
   }
 }

@@ -1,16 +1,19 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { SpawnError } from "./child.js";
+import { SpawnError } from "./spawn-error.js";
 
 /** execvp's fallback when the environment has no PATH. */
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-/** "ok", or why execve would refuse the path: absent (ENOENT) or not executable (EACCES). */
-function executableState(path: string): "ok" | "ENOENT" | "EACCES" {
+/** "ok", or why execve would refuse the path: absent (ENOENT, or ENOTDIR under a file) or not executable (EACCES). */
+function executableState(path: string): "ok" | "ENOENT" | "ENOTDIR" | "EACCES" {
   try {
-    if (!statSync(path).isFile()) return "EACCES";
-  } catch {
-    return "ENOENT";
+    // Most PATH entries lack the program: no exception for those (making one costs more than the stat).
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) return "ENOENT";
+    if (!stats.isFile()) return "EACCES";
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOTDIR" ? "ENOTDIR" : "ENOENT";
   }
   try {
     accessSync(path, constants.X_OK);
@@ -30,7 +33,7 @@ export function resolveExecutable(file: string, cwd: string, pathVariable: strin
     const candidate = isAbsolute(file) ? file : resolve(cwd, file);
     const state = executableState(candidate);
     if (state === "ok") return candidate;
-    throw new SpawnError(state === "ENOENT" ? `spawn ${file} ENOENT: no such file` : `spawn ${file} EACCES: not an executable file`, state);
+    throw new SpawnError(state === "EACCES" ? `spawn ${file} EACCES: not an executable file` : `spawn ${file} ${state}: no such file`, state);
   }
   // As execvp: a match without execute permission is remembered, and reported if nothing better is found.
   let denied = false;

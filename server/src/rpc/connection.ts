@@ -5,15 +5,19 @@
  * socket. The handshake state lives here; processes live in the session,
  * which outlives the socket.
  */
-import type { FastifyBaseLogger } from "fastify";
-import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
+import { setMaxListeners } from "node:events";
+import type { Logger } from "../logger.js";
+import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
+import { methods } from "../generated/methods.js";
+import type { MethodFamily, RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
 import type { Caller, SessionRegistry } from "../session/session-registry.js";
+import type { DaemonBudgets } from "../budgets/daemon-budgets.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
-import type { Spawner } from "../spawner/spawner.js";
+import type { ProcessHost } from "../host/process-host.js";
 import { ClientRequests } from "./client-requests.js";
 import { ConnectionResources } from "./connection-resources.js";
 import { dispatch, type RequestScope } from "./dispatch.js";
@@ -27,25 +31,34 @@ import {
   encodeResult,
   parseFrame,
 } from "./envelope.js";
+import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
+import { OFF_THREAD_FRAME_BYTES, type OffThreadFrames } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
 import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
 import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
+import type { TurnScheduler } from "./turn-scheduler.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
   readonly config: Config;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly metrics: Metrics;
-  readonly spawner: Spawner;
+  readonly host: ProcessHost;
   readonly pollAfterInput: PollAfterInput;
   /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
   readonly hiddenPaths: readonly string[];
+  /** What every client's requests draw on, per client and daemon-wide (descriptors, buffered bodies). */
+  readonly budgets: DaemonBudgets;
+  /** The event loop's turns, shared fairly by every connection (turn-scheduler.ts). */
+  readonly turns: TurnScheduler;
+  /** Where large frames are parsed, off the event loop. */
+  readonly frames: OffThreadFrames;
 }
 
 /** Who is on the other end, for upstream's wording of a parse error. */
@@ -56,7 +69,7 @@ export interface PeerDescription {
   readonly address?: string;
   /**
    * The connection's identity key (one opaque string the auth layer computes
-   * at the handshake): it owns the sessions it creates, and the per-client
+   * at the handshake from the credential, auth/identity.ts): it owns the sessions it creates, and the per-client
    * quotas count them against it.
    */
   readonly client?: string;
@@ -65,6 +78,9 @@ export interface PeerDescription {
   /** The daemon's port this client came in on: a proxied process must never reach it (network-proxy/gate.ts). */
   readonly localPort?: number | undefined;
 }
+
+/** How long a connection whose session was taken over waits for its requests' replies before it closes anyway. */
+const EVICTED_CLOSE_WAIT_MS = 1_000;
 
 export class Connection implements SessionSink {
   /** Notifications use the dialect of the client's `initialize`. */
@@ -88,6 +104,12 @@ export class Connection implements SessionSink {
   private readonly clientRequests = new ClientRequests((id, method, params) => this.send(encodeRequest(id, method, params, this.jsonrpc)));
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** Set once the session was taken over: closes the socket once no request is in flight. */
+  private closeWhenAnswered: (() => void) | undefined;
+  /** Frames being parsed off the event loop (they count as requests in flight). */
+  private framesParsing = 0;
+  /** The transport closed: a frame parsed off the event loop after that is dropped. */
+  private closed = false;
   /** While `initialize` is being answered, later frames wait in the inbound gate, in order. */
   private answeringInitialize = false;
   private inputEnded = false;
@@ -98,6 +120,8 @@ export class Connection implements SessionSink {
   private replayer: Replay | undefined;
   /** Set when this connection observes a session (read-only) instead of holding one. */
   private follower: ObserverLink | undefined;
+  /** Releases waiting for their reply to be written (holdUntilSent); all run when the connection closes. */
+  private readonly heldUntilSent = new Set<() => void>();
 
   constructor(
     private readonly socket: MessageTransport,
@@ -113,6 +137,8 @@ export class Connection implements SessionSink {
       },
       deps.metrics,
     );
+    // Every request waiting for room (replies, budgets) listens for the close: many are expected, each bounded by its budget.
+    setMaxListeners(0, this.closing.signal);
     this.rateLimiter = new RateLimiter(deps.config.maxRequestsPerSecond);
     this.replyBudget = new ReplyBudget(deps.config.replyQueueBytes, () => this.outbound.unsentBytes);
     // Whatever a frame does, its failure ends this connection, never the daemon.
@@ -122,7 +148,8 @@ export class Connection implements SessionSink {
       this.rateLimiter,
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
-      (reason) => deps.metrics.readPauses.inc({ reason }),
+      (reason) => deps.metrics.readPauses.inc(reason),
+      { scheduler: deps.turns, owner: this },
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -288,11 +315,23 @@ export class Connection implements SessionSink {
     this.replayer?.close();
     this.closing.abort();
     this.deps.log.info("session taken over by another connection");
-    // After the failed long-polls' replies, which are already queued.
-    setImmediate(() => {
+    // After the failed requests' replies: a long-poll waiting for output fails
+    // at once, one waiting for the process host's answer once it comes. A
+    // request that waits on regardless (a write for room) is not waited for long.
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
       this.outbound.close();
       this.socket.close(CloseCode.SessionTakenOver, "session taken over by another connection");
-    });
+    };
+    const timer = setTimeout(close, EVICTED_CLOSE_WAIT_MS);
+    timer.unref();
+    this.closeWhenAnswered = () => {
+      if (this.requestsInFlight === 0) setImmediate(close);
+    };
+    this.closeWhenAnswered();
   }
 
   /**
@@ -304,9 +343,11 @@ export class Connection implements SessionSink {
   replay(session: Session, cursors: Readonly<Record<string, number>>): void {
     const replayer = (this.replayer ??= new Replay({
       hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
+      holds: (process) => this.outbound.holds(process),
       sendGap: (process, gap) =>
         this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc), 0),
       sendEvent: (process, event) => this.sendProcessEvent(process, event),
+      failed: (error) => this.fail(error),
     }));
     for (const [processId, cursor] of Object.entries(cursors)) {
       const process = session.find(processId);
@@ -343,7 +384,7 @@ export class Connection implements SessionSink {
     switch (event.kind) {
       case "output": {
         const frame = this.binaryOutput
-          ? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data)
+          ? (event.frame ?? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data))
           : encodeOutputNotification(JSON.stringify(processId), event.seq, event.stream, event.data, this.jsonrpc);
         this.outbound.sendProcessFrame(process, frame, event.data.length);
         // The encoder's hold on a pooled JSON frame: Outbound keeps its own for as long as it needs the frame.
@@ -369,14 +410,32 @@ export class Connection implements SessionSink {
     this.deps.pollAfterInput.answered(process);
   }
 
-  private send(frame: OutgoingMessage): void {
-    this.outbound.sendControl(frame);
+  private send(frame: OutgoingMessage, written?: () => void): void {
+    this.outbound.sendControl(frame, written);
   }
 
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
     // The inbound gate already took this frame's rate token (every frame counts).
-    const message = parseFrame(data.toString("utf8"));
+    if (data.length < OFF_THREAD_FRAME_BYTES) {
+      this.onMessage(parseFrame(data.toString("utf8")));
+      return;
+    }
+    // Decoded, parsed and checked on a worker thread; this connection's later frames wait for it.
+    this.framesParsing++;
+    const handled = this.deps.frames
+      .parse(data)
+      .then((message) => {
+        if (!this.closed) this.guarded(() => this.onMessage(message));
+      })
+      .finally(() => {
+        this.framesParsing--;
+        this.closeOnceAnswered();
+      });
+    this.inbound.holdUntil(handled);
+  }
+
+  private onMessage(message: CheckedFrame): void {
     switch (message.kind) {
       case "malformed":
         // The connection stays open, as upstream's does.
@@ -389,10 +448,10 @@ export class Connection implements SessionSink {
         this.closeWith(1008, "unexpected response");
         return;
       case "notification":
-        this.onNotification(message.method, message.params);
+        this.onNotification(message.method, message.params, message.checked);
         return;
       case "request":
-        this.onRequest(message.id, message.method, message.params, message.jsonrpc).catch((error: unknown) => this.fail(error));
+        this.onRequest(message.id, message.method, message.params, message.jsonrpc, message.checked).catch((error: unknown) => this.fail(error));
         return;
     }
   }
@@ -402,7 +461,7 @@ export class Connection implements SessionSink {
     const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
     const kind = this.peer.transport === "websocket" ? "websocket " : "";
     const error = { code: ErrorCode.InvalidRequest, message: `failed to parse ${kind}JSON-RPC message from exec-server ${where}: ${detail}` };
-    this.deps.metrics.errors.inc({ code: String(error.code) });
+    this.deps.metrics.errors.inc(String(error.code));
     this.send(encodeError(MALFORMED_MESSAGE_ID, error, false));
   }
 
@@ -431,14 +490,14 @@ export class Connection implements SessionSink {
 
   /** After the end of input: closes once no request is in flight and every queued reply was handed over. */
   private closeOnceAnswered(): void {
-    if (!this.inputEnded || this.requestsInFlight > 0) return;
+    if (!this.inputEnded || this.requestsInFlight > 0 || this.framesParsing > 0) return;
     void this.outbound.whenWritable().then(() => this.closeWith(1000, "end of input"));
   }
 
-  private onNotification(method: string, params: unknown): void {
+  private onNotification(method: string, params: unknown, checked?: ParamsCheck): void {
     if (method === "process/ack") {
       // Acks come as notifications: handled like the request, without a reply.
-      void dispatch(this, method, params, this.requestScope(false, [], [])).catch(() => undefined);
+      void dispatch(this, method, params, this.requestScope(false, [], [], []), checked).catch(() => undefined);
       return;
     }
     if (method === "initialized" && this.initializeRequested) {
@@ -453,7 +512,7 @@ export class Connection implements SessionSink {
   }
 
   /** The parts of a handler's context that come from this connection. */
-  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[]): RequestScope {
+  private requestScope(jsonrpc: boolean, afterReply: (() => void)[], reservations: (() => void)[], untilSent: (() => void)[]): RequestScope {
     return {
       jsonrpc,
       afterReply: (task) => afterReply.push(task),
@@ -463,7 +522,19 @@ export class Connection implements SessionSink {
       whenWritable: () => this.outbound.whenWritable(),
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
+      holdReplyRoom: (bytes) => {
+        const release = this.replyBudget.reserve(bytes);
+        // Frames the hold kept waiting may be read again once it is gone.
+        return () => {
+          release();
+          this.inbound.recheck();
+        };
+      },
       whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
+      holdUntilSent: (release) => {
+        untilSent.push(release);
+        this.heldUntilSent.add(release);
+      },
     };
   }
 
@@ -492,38 +563,42 @@ export class Connection implements SessionSink {
     this.socket.close(code, reason.slice(0, 120));
   }
 
-  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean): Promise<void> {
+  private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean, checked?: ParamsCheck): Promise<void> {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
-    const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
+    const stopTimer = metrics.requestDuration.startTimer(Object.hasOwn(methods, method) ? method : "unknown");
     this.requestsInFlight++;
     // Nothing else is handled meanwhile (the gate holds later frames), so there is one at a time.
     const initializing = method === "initialize";
     if (initializing) this.answeringInitialize = true;
     const afterReply: (() => void)[] = [];
     const reservations: (() => void)[] = [];
+    const untilSent: (() => void)[] = [];
     let reply: string;
     try {
-      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations));
+      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent), checked);
+      // Building the reply is this connection's work too: it waits for its turn while others wait for theirs.
+      await this.deps.turns.turn(this);
       reply = encodeResult(id, result, jsonrpc);
     } catch (error) {
       afterReply.length = 0;
       const body =
         error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: String((error as Error)?.message) };
-      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: isRequestMethod(method) ? method : "unknown" }, "request failed");
-      metrics.errors.inc({ code: String(body.code) });
+      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: Object.hasOwn(methods, method) ? method : "unknown" }, "request failed");
+      metrics.errors.inc(String(body.code));
       reply = encodeError(id, body, jsonrpc);
     } finally {
       stopTimer();
     }
     try {
       // Queued, the reply counts as unsent; what was reserved for it is given back.
-      this.send(reply);
+      this.send(reply, untilSent.length === 0 ? undefined : () => this.releaseHeld(untilSent));
       for (const release of reservations) release();
       // A task's failure (after the reply went out) is this connection's, handled by the caller.
       for (const task of afterReply) task();
     } finally {
       this.requestsInFlight--;
+      this.closeWhenAnswered?.();
       if (initializing) {
         this.answeringInitialize = false;
         this.inbound.recheck();
@@ -532,7 +607,17 @@ export class Connection implements SessionSink {
     }
   }
 
+  private releaseHeld(releases: readonly (() => void)[]): void {
+    for (const release of releases) {
+      this.heldUntilSent.delete(release);
+      release();
+    }
+  }
+
   private onClose(): void {
+    this.closed = true;
+    // Whatever the socket never wrote is given back to its budgets.
+    this.releaseHeld([...this.heldUntilSent]);
     this.inbound.close();
     this.replayer?.close();
     this.follower?.stop();

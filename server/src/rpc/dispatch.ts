@@ -4,27 +4,30 @@
  * upstream's message per method family), then, on an observer's connection,
  * whether an observer may call it (-32013).
  */
-import { ErrorCode, RequestMethods, isRequestMethod } from "@execmux/shared";
-import { handlers, type HandlerContext } from "../methods/index.js";
+import { ErrorCode } from "@execmux/shared/errors";
+import type { RequestMethod } from "@execmux/shared";
+import { methods } from "../generated/methods.js";
+import { handlerOf, type HandlerContext } from "../methods/index.js";
 import type { Connection } from "./connection.js";
+import { checkParams, type ParamsCheck } from "./frame-check.js";
 import { RpcError } from "./rpc-error.js";
-import { validateParams } from "./validators.js";
 
 /** What a handler needs besides the connection and session; built by the connection per request. */
 export type RequestScope = Omit<HandlerContext, "connection" | "session">;
 
-export async function dispatch(connection: Connection, method: string, params: unknown, scope: RequestScope): Promise<unknown> {
-  if (!isRequestMethod(method)) {
+/** `prechecked`: the params already checked (off the event loop, frame-check.ts); otherwise they are checked here. */
+export async function dispatch(connection: Connection, method: string, params: unknown, scope: RequestScope, prechecked?: ParamsCheck): Promise<unknown> {
+  if (!Object.hasOwn(methods, method)) {
     throw new RpcError(ErrorCode.MethodNotFound, `exec-server stub does not implement \`${method}\` yet`);
   }
-  // Absent params are `null`, as upstream decodes them (`invalid type: null, expected struct
-  // ReadParams`); execmux's own extensions, which upstream lacks, take them as `{}`.
-  const checked = params ?? (RequestMethods[method].extension ? {} : null);
   // Upstream decodes params before it looks at the handshake.
-  validateParams(method, checked);
-  const family = RequestMethods[method].family;
-  const session = family === undefined ? undefined : connection.requireInitialized(family);
-  connection.assertMayCall(method);
-  const handler = handlers[method] as (params: unknown, context: HandlerContext) => unknown;
+  const outcome = prechecked ?? (await checkParams(method, params));
+  if (!outcome.ok) throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+  const checked = outcome.params;
+  const family = methods[method as RequestMethod].family;
+  const session = family === null ? undefined : connection.requireInitialized(family);
+  connection.assertMayCall(method as RequestMethod);
+  const found = handlerOf(method as RequestMethod);
+  const handler = typeof found === "function" ? found : await found;
   return handler(checked, { connection, session, ...scope });
 }

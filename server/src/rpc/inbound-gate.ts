@@ -5,12 +5,16 @@
  *   its replies is not read any further until it has taken half);
  * - the connection is within its rate (--max-requests-per-second, bursts to
  *   twice): every frame counts, requests, notifications and garbage alike;
- * - the connection has not had its share of this event-loop turn (a few
- *   milliseconds), so one socket's backlog of frames cannot hold up the
- *   others, whatever each frame costs;
+ * - it is the connection's turn (turn-scheduler.ts): while other
+ *   connections wait for theirs, a frame waits too, and waiting connections
+ *   take turns one frame each, within a few milliseconds per event-loop turn
+ *   for all of them together; so no number of busy sockets holds up another
+ *   by more than a frame each;
  * - no `initialize` is still being answered: a client may send its first
  *   calls right behind it (upstream handles a connection's requests one at
- *   a time), and they need the session it makes.
+ *   a time), and they need the session it makes;
+ * - no earlier frame of the connection is still being parsed off the event
+ *   loop (off-thread-frames.ts): frames are handled in the order they came.
  *
  * Otherwise the socket stops being read: further frames wait in the
  * client's own TCP buffers, not in the daemon. ws hands over every frame of
@@ -19,6 +23,7 @@
  * and are handled in order once the reason has passed.
  */
 import type { RateLimiter } from "./rate-limiter.js";
+import type { TurnScheduler } from "./turn-scheduler.js";
 
 /** What the gate needs of a transport: a WebSocket, or any stream that can stop being read. */
 export interface PausableSource {
@@ -32,14 +37,7 @@ export interface ReplyRoom {
   admitsFrames(): boolean;
 }
 
-export type PauseReason = "replies" | "rate" | "turn" | "handshake";
-
-/**
- * Handling time one connection gets per event-loop turn before its next
- * frames wait for the next turn: short enough that another client's echo
- * waits at most this long for each busy socket.
- */
-export const TURN_BUDGET_MS = 2;
+export type PauseReason = "replies" | "rate" | "turn" | "handshake" | "parsing";
 
 export class InboundGate {
   private readonly waiting: Buffer[] = [];
@@ -49,10 +47,11 @@ export class InboundGate {
   private closed = false;
   /** Set while waiting frames are being handled: a reply they send calls recheck() again, which must not recurse. */
   private draining = false;
-  /** When this turn's handling began; undefined between turns. */
-  private turnStarted: number | undefined;
+  /** Waiting for this connection's turn in the scheduler (one frame is handled when it comes). */
+  private awaitingTurn = false;
+  /** Frames being parsed off the event loop: later ones wait until they are handled. */
+  private parsing = 0;
   private retryTimer: NodeJS.Timeout | undefined;
-  private retryImmediate: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly socket: PausableSource,
@@ -63,19 +62,30 @@ export class InboundGate {
     private readonly handshaking: () => boolean,
     /** Told when reading stops, and why. */
     private readonly onPause: (reason: PauseReason) => void = () => undefined,
+    /** The daemon's turns, shared by every connection; `owner` is this connection's place in them. */
+    private readonly turns?: { scheduler: TurnScheduler; owner: unknown },
   ) {}
 
   /** A frame from the socket: handled now, or after the ones already waiting. */
   offer(data: Buffer): void {
     if (this.closed) return;
     this.waiting.push(data);
-    if (this.waiting.length === 1 && !this.draining) this.drain();
+    if (this.waiting.length === 1 && !this.draining && !this.awaitingTurn) this.drain();
     else this.pause();
   }
 
   /** The reply budget may have room again (the socket wrote something). */
   recheck(): void {
-    if (this.paused && !this.draining && !this.closed) this.drain();
+    if (this.paused && !this.draining && !this.awaitingTurn && !this.closed) this.drain();
+  }
+
+  /** Later frames wait until `handled` settles (a frame parsed off the event loop was handled). */
+  holdUntil(handled: Promise<unknown>): void {
+    this.parsing++;
+    void handled.finally(() => {
+      this.parsing--;
+      this.recheck();
+    });
   }
 
   /** The connection ended: what still waits is dropped. */
@@ -83,14 +93,18 @@ export class InboundGate {
     this.closed = true;
     this.waiting.length = 0;
     clearTimeout(this.retryTimer);
-    clearImmediate(this.retryImmediate);
+    this.turns?.scheduler.forget(this.turns.owner);
   }
 
-  private drain(): void {
+  /**
+   * Handles waiting frames while nothing blocks them. `turnCame`: the
+   * scheduler called, it is this connection's turn for one frame.
+   */
+  private drain(turnCame = false): void {
     this.draining = true;
     try {
-      while (!this.closed && this.waiting.length > 0) {
-        const blocked = this.blockedBy();
+      for (let ownTurn = turnCame; !this.closed && this.waiting.length > 0; ownTurn = false) {
+        const blocked = this.blockedBy(ownTurn);
         if (blocked) {
           this.pause(blocked);
           return;
@@ -108,16 +122,11 @@ export class InboundGate {
   }
 
   /** Why the next frame must wait, if it must. Takes a rate token when it need not. */
-  private blockedBy(): PauseReason | undefined {
+  private blockedBy(ownTurn: boolean): PauseReason | undefined {
     if (this.handshaking()) return "handshake";
+    if (this.parsing > 0) return "parsing";
     if (!this.replies.admitsFrames()) return "replies";
-    const now = performance.now();
-    if (this.turnStarted === undefined) {
-      this.turnStarted = now;
-      setImmediate(() => (this.turnStarted = undefined));
-    } else if (now - this.turnStarted >= TURN_BUDGET_MS) {
-      return "turn";
-    }
+    if (!ownTurn && this.turns && !this.turns.scheduler.mayRun()) return "turn";
     if (!this.rate.take()) return "rate";
     return undefined;
   }
@@ -131,11 +140,14 @@ export class InboundGate {
       this.pausedFor = reason;
       this.onPause(reason);
     }
-    // Replies: the outbound calls recheck() as it writes; handshake: the connection, once answered. The others pass with time.
-    if (reason === "turn") this.retryImmediate ??= setImmediate(() => {
-      this.retryImmediate = undefined;
-      this.recheck();
-    });
+    // Replies: the outbound calls recheck() as it writes; handshake: the connection, once answered; parsing: holdUntil; turn: the scheduler. Rate passes with time.
+    if (reason === "turn" && !this.awaitingTurn && this.turns) {
+      this.awaitingTurn = true;
+      this.turns.scheduler.enqueue(this.turns.owner, () => {
+        this.awaitingTurn = false;
+        if (!this.closed) this.drain(true);
+      });
+    }
     if (reason === "rate" && this.retryTimer === undefined) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;

@@ -29,6 +29,9 @@ const startsScalar = (code: number) =>
 const endsScalar = (code: number) =>
   code === COMMA || code === CLOSE_ARRAY || code === CLOSE_OBJECT || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 
+/** Finds the next character that is not JSON whitespace (its index is lastIndex - 1). */
+const NEXT_SIGNIFICANT = /[^ \t\n\r]/g;
+
 /** The index of the quote that closes the string opened at `open`, or -1. */
 function closingQuote(text: string, open: number): number {
   let from = open + 1;
@@ -113,6 +116,12 @@ export function measureJson(text: string, limits: ShapeLimits): Shape {
       values++;
       while (index + 1 < text.length && !endsScalar(text.charCodeAt(index + 1))) index++;
     } else {
+      // Whitespace (or a stray character JSON.parse will report): a long run
+      // of it is skipped in one search, not looked at a character at a time
+      // (12 MB of spaces took 200-460 ms that way).
+      NEXT_SIGNIFICANT.lastIndex = index + 1;
+      if (NEXT_SIGNIFICANT.test(text)) index = NEXT_SIGNIFICANT.lastIndex - 2;
+      else break;
       continue;
     }
     if (values > limits.values) {

@@ -44,10 +44,18 @@ interface ProcessQueue {
   readonly frames: QueuedFrame[];
   queuedBytes: number;
   unackedBytes: number;
+  /** Out of the round-robin until the client acknowledges: it has its window's worth unacknowledged. */
+  held: boolean;
+}
+
+/** A reply or other frame that is not process output; `written` runs once the socket wrote it, or dropped it. */
+interface ControlFrame {
+  readonly frame: OutgoingMessage;
+  readonly written: (() => void) | undefined;
 }
 
 export class Outbound {
-  private readonly control: OutgoingMessage[] = [];
+  private readonly control: ControlFrame[] = [];
   /** Bytes (UTF-16 units for strings: close enough for a bound) in `control`. */
   private controlBytes = 0;
   private readonly queues = new Map<ManagedProcess, ProcessQueue>();
@@ -81,10 +89,17 @@ export class Outbound {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Replies and other frames that are not process output: sent before any queued output. */
-  sendControl(frame: OutgoingMessage): void {
-    if (this.closed) return;
-    this.control.push(frame);
+  /**
+   * Replies and other frames that are not process output: sent before any
+   * queued output. `written` runs once the socket has written the frame, or
+   * once it is dropped (the socket closed first).
+   */
+  sendControl(frame: OutgoingMessage, written?: () => void): void {
+    if (this.closed) {
+      written?.();
+      return;
+    }
+    this.control.push({ frame, written });
     this.controlBytes += frame.length;
     this.pump();
   }
@@ -124,6 +139,16 @@ export class Outbound {
     if (!queue) return;
     queue.unackedBytes = Math.max(0, queue.unackedBytes - bytes);
     this.updatePause(process, queue);
+    if (queue.held && !this.overWindow(queue)) {
+      queue.held = false;
+      this.ready.push(process);
+      this.pump();
+    }
+  }
+
+  /** True while a process's frames wait for the client's acknowledgements (credit flow control). */
+  holds(process: ManagedProcess): boolean {
+    return this.queues.get(process)?.held === true;
   }
 
   /** Resolves once nothing waits here and the socket buffers less than its high-water mark (or it closed). */
@@ -148,7 +173,7 @@ export class Outbound {
   close(): void {
     this.closed = true;
     this.wakeWriters();
-    this.control.length = 0;
+    for (const { written } of this.control.splice(0)) written?.();
     this.controlBytes = 0;
     this.ready.length = 0;
     for (const [process, queue] of this.queues) {
@@ -162,7 +187,7 @@ export class Outbound {
   private queueOf(process: ManagedProcess): ProcessQueue {
     let queue = this.queues.get(process);
     if (!queue) {
-      queue = { frames: [], queuedBytes: 0, unackedBytes: 0 };
+      queue = { frames: [], queuedBytes: 0, unackedBytes: 0, held: false };
       this.queues.set(process, queue);
     }
     return queue;
@@ -173,14 +198,21 @@ export class Outbound {
     while (!this.closed && socket.isOpen && socket.bufferedAmount < this.limits.socketHighWaterBytes) {
       const control = this.control.shift();
       if (control !== undefined) {
-        this.controlBytes -= control.length;
-        socket.send(control, this.onSent);
+        this.controlBytes -= control.frame.length;
+        const { written } = control;
+        socket.send(control.frame, written ? () => (written(), this.onSent()) : this.onSent);
         this.metrics.framesSent.inc("reply");
         continue;
       }
       const process = this.ready.shift();
       if (!process) break;
       const queue = this.queues.get(process)!;
+      // Nothing past the client's window, whatever the process host had read
+      // before the pause reached it: back in the round-robin on an ack.
+      if (this.overWindow(queue)) {
+        queue.held = true;
+        continue;
+      }
       const next = queue.frames.shift()!;
       if (process !== this.lastSender) {
         if (this.lastSender !== undefined) this.sharedUntil = performance.now() + SHARED_FOR_MS;
@@ -207,6 +239,12 @@ export class Outbound {
 
   private currentAckWindow(): number | undefined {
     return this.sharedUntil > 0 && performance.now() < this.sharedUntil ? this.sharedAckWindowBytes : this.ackWindowBytes;
+  }
+
+  /** Credit flow control: the client has a window's worth of this process's output unacknowledged. */
+  private overWindow(queue: ProcessQueue): boolean {
+    const window = this.currentAckWindow();
+    return window !== undefined && queue.unackedBytes >= window;
   }
 
   /** Pause past the limits, resume below half of them (hysteresis, so it does not flap). */

@@ -64,6 +64,7 @@ const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
   initialize: "struct InitializeParams",
   "environment/info": "unit",
   "environment/status": "unit",
+  "environmentConfig/read": "struct EnvironmentConfigReadParams",
   "process/start": "struct WireExecParams",
   "process/read": "struct ReadParams",
   "process/write": "struct WriteParams",
@@ -81,6 +82,8 @@ const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
   "fs/open": "struct WireFsOpenParams",
   "fs/readBlock": "struct FsReadBlockParams",
   "fs/close": "struct FsCloseParams",
+  "fs/writeBlock": "struct FsWriteBlockParams",
+  "fs/watchMissing": "struct FsWatchMissingParams",
   "http/request": "struct HttpRequestParams",
 };
 
@@ -104,9 +107,18 @@ export function paramsErrorMessage(method: string, errors: readonly ErrorObject[
   if (error.keyword === "required") return `missing field \`${String(error.params.missingProperty)}\``;
   // A union of literals fails as one error per branch, then the anyOf itself.
   const union = errors.find((candidate) => candidate.keyword === "anyOf" && variantsOf(candidate.schema) !== undefined);
-  if (union && typeof union.data === "string") {
+  if (union) {
     const variants = variantsOf(union.schema)!;
-    return `unknown variant \`${union.data}\`, ${expectedVariants(variants)}`;
+    if (typeof union.data === "string") return `unknown variant \`${union.data}\`, ${expectedVariants(variants)}`;
+    // serde's externally tagged enum: a variant is a string, or a map of one key (the variant) to its content.
+    const entries = union.data !== null && typeof union.data === "object" && !Array.isArray(union.data) ? Object.entries(union.data) : undefined;
+    if (entries?.length === 1) {
+      const [variant, content] = entries[0]!;
+      return variants.includes(variant)
+        ? `invalid type: ${describeValue(content)}, expected unit`
+        : `unknown variant \`${variant}\`, ${expectedVariants(variants)}`;
+    }
+    if (!entries) return `invalid type: ${describeValue(union.data)}, expected string or map`;
   }
   if (error.keyword === "format" && error.params.format === "standard-base64" && typeof error.data === "string") {
     return standardBase64Error(error.data) ?? "invalid base64";

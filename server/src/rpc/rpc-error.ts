@@ -25,7 +25,7 @@ export class RpcError extends Error {
 export const invalidRequest = (message: string) => new RpcError(ErrorCode.InvalidRequest, message);
 export const invalidParams = (message: string, data?: unknown) =>
   new RpcError(ErrorCode.InvalidParams, message, data);
-export const internalError = (message: string) => new RpcError(ErrorCode.InternalError, message);
+export const internalError = (message: string, data?: unknown) => new RpcError(ErrorCode.InternalError, message, data);
 export const unknownProcess = (processId: string) => invalidRequest(`unknown process id ${processId}`);
 /** Work given up because its connection closed (the reply has nowhere to go). */
 export const connectionClosed = () => new RpcError(ErrorCode.ConnectionClosed, "the connection closed");

@@ -1,22 +1,33 @@
 /**
  * The helper confined-call.ts starts inside a sandbox: reads one call from
- * stdin, makes it, and writes what happened to stdout as one JSON document.
+ * stdin (a line, or all of it), makes it, and writes what happened to stdout
+ * as one JSON line. A call that asks to be held stays alive after that
+ * until its stdin ends, so what it opened stays open meanwhile.
  */
 import { decodeValue, encodeValue, type CallReport, type CallRequest } from "./confined-call-wire.js";
-import { closeInheritedDescriptors } from "../spawner/inherited-fds.js";
 
-// The daemon's PTY masters lack close-on-exec: none stays open here.
-closeInheritedDescriptors();
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+/** The request: its first line, or all of stdin when it has no newline. stdin stays open (for a held call). */
+function readRequest(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const finish = () => {
+      process.stdin.off("data", onData).off("end", finish);
+      process.stdin.pause();
+      resolve(Buffer.concat(chunks).toString("utf8").split("\n")[0]!);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (chunk.includes(10)) finish();
+    };
+    process.stdin.on("data", onData).once("end", finish).once("error", reject);
+  });
 }
+
+let request: CallRequest | undefined;
 
 async function main(): Promise<CallReport> {
   try {
-    const request = JSON.parse(await readStdin()) as CallRequest;
+    request = JSON.parse(await readRequest()) as CallRequest;
     const module = (await import(request.module)) as Record<string, unknown>;
     const fn = module[request.exportName];
     if (typeof fn !== "function") throw new Error(`${request.module} has no function ${request.exportName}`);
@@ -40,4 +51,10 @@ async function main(): Promise<CallReport> {
   }
 }
 
-process.stdout.write(JSON.stringify(await main()));
+const report = await main();
+process.stdout.write(`${JSON.stringify(report)}\n`);
+if (request?.hold) {
+  // Held until the daemon is done with what the call opened: it ends stdin (or dies, which ends it too).
+  process.stdin.resume();
+  await new Promise((resolve) => process.stdin.once("end", resolve).once("close", resolve));
+}

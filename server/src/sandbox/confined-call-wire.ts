@@ -1,9 +1,11 @@
 /** What confined-call.ts and its helper (confined-call-main.ts) exchange, as JSON. */
 
+/** Sent as one line: with `hold`, the helper stays alive after its report until its stdin ends. */
 export interface CallRequest {
   readonly module: string;
   readonly exportName: string;
   readonly args: unknown;
+  readonly hold?: boolean;
 }
 
 export type CallReport =

@@ -26,7 +26,8 @@
  * connection closed).
  */
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { inPackage } from "../package-root.js";
 import { RpcError, connectionClosed } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
@@ -34,7 +35,8 @@ import type { PreparedFsSandbox } from "./index.js";
 import { acquireHelperSlot } from "./helper-slots.js";
 import { launchCommand } from "./launcher.js";
 
-const MAIN = fileURLToPath(new URL("./confined-call-main.js", import.meta.url));
+/** The helper runs the daemon's modules as tsc built them (dist/), whether or not the daemon itself runs from its bundle. */
+const MAIN = inPackage("dist", "sandbox", "confined-call-main.js");
 
 export interface ConfinedCall {
   /** A module specifier the helper can import: `node:fs/promises`, or a file URL of the daemon's own. */
@@ -64,13 +66,35 @@ function toError(report: Extract<CallReport, { ok: false }>): Error {
 export async function runConfined(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
   const release = await acquireHelperSlot(signal);
   try {
-    return await runHelper(sandbox, call, signal);
+    return await runHelper(sandbox, call, signal, undefined);
   } finally {
     release();
   }
 }
 
-function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: AbortSignal): Promise<unknown> {
+/**
+ * The same, but the helper stays alive after it returned until `use` (given
+ * what the call returned and the helper's pid as this daemon sees it) has
+ * settled: what the call opened inside the sandbox is still open then, at
+ * /proc/<pid>/fd/<n>, for the daemon to open in turn (confined-open.ts).
+ */
+export async function runConfinedHolding<T>(
+  sandbox: PreparedFsSandbox,
+  call: ConfinedCall,
+  signal: AbortSignal | undefined,
+  use: (value: unknown, helperPid: number) => Promise<T>,
+): Promise<T> {
+  const release = await acquireHelperSlot(signal);
+  try {
+    return (await runHelper(sandbox, call, signal, use)) as T;
+  } finally {
+    release();
+  }
+}
+
+type Use = (value: unknown, helperPid: number) => Promise<unknown>;
+
+function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal: AbortSignal | undefined, use: Use | undefined): Promise<unknown> {
   if (signal?.aborted) return Promise.reject(connectionClosed());
   const command = launchCommand(sandbox.tools, bwrapArgs(sandbox.policy, "/"), [process.execPath, MAIN]);
   return new Promise((resolve, reject) => {
@@ -79,13 +103,25 @@ function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: Abor
     signal?.addEventListener("abort", abort, { once: true });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
-    child.stdout.on("data", (data: Buffer) => stdout.push(data));
+    let outcome: Promise<unknown> | undefined;
+    child.stdout.on("data", (data: Buffer) => {
+      stdout.push(data);
+      // A held helper's report is its first line; it waits for its stdin to end before exiting.
+      if (use && !outcome && data.includes(10)) {
+        outcome = settleHeld(Buffer.concat(stdout).toString("utf8").split("\n")[0]!, child.pid!, use);
+        void outcome.finally(() => child.stdin.end()).catch(() => undefined);
+      }
+    });
     child.stderr.on("data", (data: Buffer) => stderr.push(data));
     child.on("error", reject);
     child.on("close", (code, exitSignal) => {
       signal?.removeEventListener("abort", abort);
       if (signal?.aborted) {
         reject(connectionClosed());
+        return;
+      }
+      if (outcome) {
+        outcome.then(resolve, reject);
         return;
       }
       const text = Buffer.concat(stdout).toString("utf8");
@@ -102,6 +138,42 @@ function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal?: Abor
     });
     // EPIPE when the helper died before reading: its exit says why.
     child.stdin.on("error", () => undefined);
-    child.stdin.end(JSON.stringify({ module: call.module, exportName: call.exportName, args: encodeValue(call.args) }));
+    const request = JSON.stringify({ module: call.module, exportName: call.exportName, args: encodeValue(call.args), ...(use ? { hold: true } : {}) });
+    if (use) child.stdin.write(`${request}\n`);
+    else child.stdin.end(request);
   });
+}
+
+/** A held helper's report: a failure as for any call; a result handed to `use` while the helper (pid `launched`'s descendant) still lives. */
+async function settleHeld(line: string, launched: number, use: Use): Promise<unknown> {
+  const report = JSON.parse(line) as CallReport & { ok: boolean };
+  if (!report.ok) throw toError(report as Extract<CallReport, { ok: false }>);
+  const value = decodeValue((report as Extract<CallReport, { ok: true }>).value) as { pid?: unknown };
+  if (typeof value?.pid !== "number") throw new Error("the sandboxed helper did not report its pid");
+  const helperPid = outerPidOf(launched, value.pid);
+  if (helperPid === undefined) throw new Error("the sandboxed helper's process was not found");
+  return use(value, helperPid);
+}
+
+/**
+ * The pid, as this daemon sees it, of the descendant of `root` whose pid in
+ * its own (the sandbox's) namespace is `inner`: /proc's NSpid lists a
+ * process's pid in every namespace from the reader's down to its own.
+ */
+function outerPidOf(root: number, inner: number): number | undefined {
+  const queue = [root];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    let status = "";
+    let children = "";
+    try {
+      status = readFileSync(`/proc/${pid}/status`, "utf8");
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8");
+    } catch {
+      continue;
+    }
+    const nspids = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+    if (pid !== root && nspids.length > 1 && nspids.at(-1) === inner) return pid;
+    for (const child of children.trim().split(/\s+/).filter(Boolean)) queue.push(Number(child));
+  }
+  return undefined;
 }

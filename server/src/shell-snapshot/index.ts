@@ -8,13 +8,14 @@
  * only when a start asks for a snapshot.
  */
 import { createHash } from "node:crypto";
-import type { FastifyBaseLogger } from "fastify";
 import type { StartParams } from "@execmux/shared";
+import type { ProcessHost } from "../host/process-host.js";
+import type { Logger } from "../logger.js";
 import type { Session } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { internalError, invalidParams } from "../rpc/rpc-error.js";
 import { SnapshotCache } from "./cache.js";
-import { runCapture, type CaptureHost, type CaptureLaunch } from "./capture.js";
+import { runCapture, type CaptureLaunch } from "./capture.js";
 import { parseCapture } from "./parse.js";
 import { replay, type Replay } from "./replay.js";
 import { captureScript, type SnapshotShell } from "./scripts.js";
@@ -59,29 +60,29 @@ function canonical(value: unknown): string {
 /** One cache per daemon (per session registry: a test process may run several daemons). */
 const caches = new WeakMap<SessionRegistry, SnapshotCache>();
 
-export interface SnapshotStart extends CaptureHost {
+export interface SnapshotStart {
   /** The daemon's sessions, for its cache. */
   readonly registry: SessionRegistry;
-  /** The session whose snapshots these are (and whose process trees the capture joins). */
+  /** Where the capture runs, as every process of the daemon does. */
+  readonly host: ProcessHost;
+  /** The session whose snapshots these are (and in whose tree in the host the capture runs). */
   readonly owner: Session;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly argv: readonly string[];
   /** The process's cwd (native) and environment as built without a snapshot. */
   readonly cwd: string;
   readonly env: Record<string, string>;
   readonly params: StartParams;
-  /** How `argv` would be spawned for this start (the sandbox's wrapping, the program's path, argv[0]). */
+  /** How `argv` would be started for this start (the sandbox's wrapping and flags, the program's path, argv[0]). */
   launch(argv: readonly string[]): Omit<CaptureLaunch, "cwd" | "env">;
 }
 
 /** The argv and environment to start with: from the snapshot, or undefined to run as the client asked. */
 export async function applyShellSnapshot(plan: SnapshotPlan, start: SnapshotStart): Promise<Replay | undefined> {
   const { registry, owner } = start;
+  const isLive = (session: object) => registry.findVisible((session as Session).id, { client: (session as Session).client, observesAll: false }) === session;
   let cache = caches.get(registry);
-  if (!cache) {
-    const isLive = (session: object) => registry.findVisible((session as Session).id, { client: (session as Session).client, observesAll: false }) === session;
-    caches.set(registry, (cache = new SnapshotCache(isLive)));
-  }
+  if (!cache) caches.set(registry, (cache = new SnapshotCache(isLive)));
   const snapshot = await cache.get(owner, owner.client, plan.key, async () => {
     let launch: Omit<CaptureLaunch, "cwd" | "env">;
     try {
@@ -90,7 +91,7 @@ export async function applyShellSnapshot(plan: SnapshotPlan, start: SnapshotStar
       start.log.info({ shell: plan.shell, reason: (error as Error).message }, "shell snapshot not captured");
       return undefined;
     }
-    const outcome = await runCapture({ ...launch, cwd: start.cwd, env: start.env }, start);
+    const outcome = await runCapture({ ...launch, cwd: start.cwd, env: start.env }, { host: start.host, sessionId: owner.id });
     const parsed = "output" in outcome ? parseCapture(outcome.output, start.params.envPolicy, start.cwd) : outcome;
     if ("failure" in parsed) {
       start.log.info({ shell: plan.shell, reason: parsed.failure }, "shell snapshot not captured");
@@ -98,5 +99,8 @@ export async function applyShellSnapshot(plan: SnapshotPlan, start: SnapshotStar
     }
     return parsed.snapshot;
   });
+  // The session may have ended while its capture ran (or waited its turn): its
+  // processes are gone from the host, and this start must not bring it back there.
+  if (!isLive(owner)) throw internalError("the session ended while its shell snapshot was being captured");
   return snapshot && replay(plan.shell, snapshot, start.argv, start.env, start.params.env);
 }

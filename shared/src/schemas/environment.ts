@@ -52,3 +52,40 @@ export const EnvironmentStatusResultSchema = Type.Object({ status: Type.Literal(
 export type EnvironmentCapabilities = Static<typeof EnvironmentCapabilitiesSchema>;
 export type EnvironmentInfo = Static<typeof EnvironmentInfoSchema>;
 export type EnvironmentStatusResult = Static<typeof EnvironmentStatusResultSchema>;
+
+/**
+ * `environmentConfig/read` (capability environmentConfigRead): the executor's
+ * own Codex configuration, cut down to the TOML key paths asked for (the
+ * Codex agent asks for `mcp_servers`: the MCP servers it may start there).
+ */
+export const EnvironmentConfigReadParamsSchema = Type.Object({
+  cwd: PathUriSchema,
+  /** Each a key path (`["mcp_servers"]`, `["mcp_servers", "foo"]`); at least one path across both lists. */
+  configPaths: Type.Array(Type.Array(Type.String())),
+  requirementsPaths: Type.Array(Type.Array(Type.String())),
+});
+
+/** One source of configuration, with only the asked-for keys, as TOML text. */
+export const EnvironmentConfigLayerSchema = Type.Object({
+  /** `user (<path>)`, `project (<path>)`. */
+  source: Type.String(),
+  /** The directory the file is in: relative paths in it are relative to this. */
+  baseDir: PathUriSchema,
+  toml: Type.String(),
+});
+export const EnvironmentConfigLayersSchema = Type.Object({
+  /** Lowest precedence first. */
+  layers: Type.Array(EnvironmentConfigLayerSchema),
+  /** Where a client inserts its cloud-managed layers among these. */
+  cloudInsertionIndex: Type.Integer({ minimum: 0 }),
+});
+export const EnvironmentConfigReadResultSchema = Type.Object({
+  userHomeDir: PathUriSchema,
+  codexHomeDir: PathUriSchema,
+  hostname: Type.String(),
+  config: EnvironmentConfigLayersSchema,
+  requirements: EnvironmentConfigLayersSchema,
+});
+
+export type EnvironmentConfigLayer = Static<typeof EnvironmentConfigLayerSchema>;
+export type EnvironmentConfigReadResult = Static<typeof EnvironmentConfigReadResultSchema>;

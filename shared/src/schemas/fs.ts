@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { WireFileSystemSandboxContextSchema } from "../sandbox-schemas.js";
-import { Base64, Opt, PathUriSchema } from "./common.js";
+import { Base64, Opt, PathUriSchema, Unsigned } from "./common.js";
 
 // ---------------------------------------------------------------- sandbox
 
@@ -104,7 +104,13 @@ export const FsCopyParamsSchema = Type.Object({
 /** At most 32 bytes (checked by the daemon); the Rust client uses a simple UUID. */
 const HandleId = Type.String();
 
-export const FsOpenParamsSchema = Type.Object({ handleId: HandleId, path: PathUriSchema, sandbox: Sandbox });
+/**
+ * `read` (the default) opens for fs/readBlock; `replace` (capability
+ * fileWriteStreaming) creates the file or truncates it in place, for
+ * fs/writeBlock. Absent means `read`; null is refused, as upstream.
+ */
+export const FsOpenModeSchema = Type.Union([Type.Literal("read"), Type.Literal("replace")]);
+export const FsOpenParamsSchema = Type.Object({ handleId: HandleId, path: PathUriSchema, mode: Type.Optional(FsOpenModeSchema), sandbox: Sandbox });
 export const FsOpenResultSchema = Type.Object({ handleId: HandleId });
 
 export const FsReadBlockParamsSchema = Type.Object({
@@ -119,7 +125,37 @@ export const FsReadBlockResultSchema = Type.Object({ chunk: Base64, eof: Type.Bo
 
 export const FsCloseParamsSchema = Type.Object({ handleId: HandleId });
 
+/** Writes `chunk` (1..=1048576 bytes, checked by the daemon) at `offset` of a handle opened with mode `replace`. */
+export const FsWriteBlockParamsSchema = Type.Object({
+  handleId: HandleId,
+  offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, serde: "u64" }),
+  chunk: Base64,
+});
+
+export type FsOpenMode = Static<typeof FsOpenModeSchema>;
+
 export type FsWalkOptions = Static<typeof FsWalkOptionsSchema>;
 export type FsWalkResult = Static<typeof FsWalkResultSchema>;
 export type FsGetMetadataResult = Static<typeof FsGetMetadataResultSchema>;
 export type FsReadDirectoryEntry = Static<typeof FsReadDirectoryEntrySchema>;
+
+// ---------------------------------------------------------------- watching for missing paths (capability fsWatchMissing)
+
+/**
+ * One watch per connection: a call with a larger `watchId` than any before
+ * replaces the connection's watch, a smaller or equal one is ignored
+ * (`watching: false`). `missing` are paths that do not exist (at most 64);
+ * `present`, when given, a path that does and is no symlink. The watch fires
+ * once, with fs/missingChanged, when any of them (or a directory above them)
+ * is created, removed or changed.
+ */
+export const FsWatchMissingParamsSchema = Type.Object({
+  watchId: Unsigned("u64"),
+  missing: Type.Array(PathUriSchema),
+  present: Opt(PathUriSchema),
+});
+/** False when nothing is watched: the id was not new, or a path was not as claimed, or past a limit. */
+export const FsWatchMissingResultSchema = Type.Object({ watching: Type.Boolean() });
+export const FsMissingChangedNotificationSchema = Type.Object({ watchId: Unsigned("u64") });
+
+export type FsWatchMissingParams = Static<typeof FsWatchMissingParamsSchema>;

@@ -8,16 +8,18 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Base64, Nullable, Opt } from "./common.js";
 
-/** Largest decoded body slice in one `http/request/bodyDelta` (upstream's MAX_HTTP_BODY_DELTA_BYTES). */
-export const MAX_HTTP_BODY_DELTA_BYTES = 1024 * 1024;
+import { MAX_HTTP_BODY_DELTA_BYTES } from "../limits.js";
+
+export { MAX_HTTP_BODY_DELTA_BYTES };
 
 export const HttpHeaderSchema = Type.Object({
   name: Type.String(),
   value: Type.String(),
   /**
-   * Upstream appends this executor-side environment variable's value to
-   * `value`, behind the `httpHeaderEnvVars` capability. execmux reports that
-   * capability false and refuses a non-null value.
+   * Capability httpHeaderEnvVars: the value of this environment variable of
+   * the executor is appended to `value` (`"Bearer "` + a token the client
+   * never sees). Missing, empty, or one the executor keeps to itself
+   * (Codex's own credentials, every EXECMUX_* variable) is -32602.
    */
   valueEnvVar: Opt(Type.String()),
 });

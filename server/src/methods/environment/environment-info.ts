@@ -5,8 +5,9 @@
 import { existsSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
-import { pathToFileUri, type EnvironmentCapabilities, type EnvironmentInfo } from "@execmux/shared";
-import { sandboxSupport, transparentTcpSupported } from "../../sandbox/index.js";
+import { pathToFileUri } from "@execmux/shared/core";
+import type { EnvironmentCapabilities, EnvironmentInfo } from "@execmux/shared";
+import { sandboxSupport, transparentTcpSupported } from "../../sandbox/support.js";
 import { EXECMUX_VERSION } from "../../version.js";
 
 /**
@@ -21,14 +22,14 @@ const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: false,
   capabilityDiscoveryV2: false,
-  environmentConfigRead: false,
-  httpHeaderEnvVars: false,
-  sandboxedFileStreaming: false,
+  environmentConfigRead: true,
+  httpHeaderEnvVars: true,
+  sandboxedFileStreaming: true,
   /** process/start's shellSnapshot (server/src/shell-snapshot/). */
   shellSnapshotV2: true,
   windowsMxc: false,
-  fsWatchMissing: false,
-  fileWriteStreaming: false,
+  fsWatchMissing: true,
+  fileWriteStreaming: true,
   credentialMasking: false,
   linuxRootWritePreservesDevices: true,
   // Not found out yet what the approved (escalated) path sends: false, so clients do not rely on it.

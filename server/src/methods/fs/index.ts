@@ -10,6 +10,8 @@ import { fsReadDirectory } from "./read-directory.js";
 import { fsReadFile } from "./read-file.js";
 import { fsRemove } from "./remove.js";
 import { fsWalk } from "./walk.js";
+import { fsWatchMissing } from "./watch-missing.js";
+import { fsWriteBlock } from "./write-block.js";
 import { fsWriteFile } from "./write-file.js";
 
 export const fsHandlers = {
@@ -25,4 +27,6 @@ export const fsHandlers = {
   "fs/open": fsOpen,
   "fs/readBlock": fsReadBlock,
   "fs/close": fsClose,
+  "fs/writeBlock": fsWriteBlock,
+  "fs/watchMissing": fsWatchMissing,
 } as const;

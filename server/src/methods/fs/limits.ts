@@ -23,6 +23,16 @@ export const WHOLE_FILE_READ_BUDGET_BYTES = 4 * MAX_READ_FILE_BYTES;
 /** fs/readBlock's `len`: 1..=1 MiB (upstream's FILE_READ_CHUNK_SIZE). */
 export const MAX_READ_BLOCK_BYTES = 1024 * 1024;
 
+/** fs/writeBlock's chunk: 1..=1 MiB decoded (upstream's, asked of 0.171). */
+export const MAX_WRITE_BLOCK_BYTES = 1024 * 1024;
+/**
+ * fs/writeBlock bytes a connection may have waiting to be written: blocks
+ * are written one at a time in the order they came; a client that sends
+ * faster than the disk takes them is refused (-32011) past this, instead of
+ * the daemon holding what it sent. Codex's client awaits each block.
+ */
+export const MAX_QUEUED_WRITE_BLOCK_BYTES = 8 * MAX_WRITE_BLOCK_BYTES;
+
 /** fs/open: open handles per connection, and the length of a handle id in UTF-8 bytes. */
 export const MAX_OPEN_FILE_HANDLES = 128;
 export const MAX_FILE_HANDLE_ID_BYTES = 32;
@@ -43,3 +53,20 @@ export const WALK_RESPONSE_ITEM_OVERHEAD_BYTES = 64;
 
 /** Bytes moved per read/write step when fs/copy copies a file: each step yields to the event loop. */
 export const COPY_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * fs/watchMissing: paths one watch may name, and directories it may watch
+ * (every directory above them, existing or not, counted once): upstream's,
+ * asked of 0.171 (65 paths, or a 65th directory, and it answers
+ * `watching: false`). One watch per connection.
+ */
+export const MAX_WATCH_MISSING_PATHS = 64;
+export const MAX_WATCH_MISSING_DIRECTORIES = 64;
+/**
+ * Directories watched at once across the daemon (each an inotify watch of
+ * the daemon's user, whose limit the whole host shares): past it a watch
+ * answers `watching: false` and the client polls, as it does with upstream.
+ */
+export const MAX_WATCHED_DIRECTORIES_PER_DAEMON = 4096;
+/** A path longer than the host's PATH_MAX cannot exist: such a watch is refused at once. */
+export const MAX_WATCH_PATH_BYTES = 4096;

@@ -57,18 +57,6 @@ export async function fsConfinement(
 }
 
 /**
- * For the reads that cannot run in a short-lived helper (a streamed read
- * holds its file open across calls; a walk answers in pieces): directly
- * under a profile that reads the whole disk, else refused with upstream's
- * words for a missing helper.
- */
-export function checkDirectRead(sandbox: WireFileSystemSandboxContext | null | undefined): void {
-  if (!sandbox) return;
-  checkContextPaths(sandbox);
-  if (!readsWholeDisk(sandbox.permissions)) throw invalidRequest("sandboxed filesystem operations require configured runtime paths");
-}
-
-/**
  * What a call under a sandbox profile must not reach when it runs in the
  * daemon (the profile reads or writes the whole disk): the daemon's own
  * files, which a confined call's mounts hide (hidden-files.ts). Undefined

@@ -1,5 +1,7 @@
 /** What fs/walk answers, and the reply-size estimate that bounds it (upstream's). */
-import { pathToFileUri, type FsWalkResult } from "@execmux/shared";
+import type { FsWalkResult } from "@execmux/shared";
+// Not the package's index: a walk also runs in the confined helper (walk-tree.ts), which must not load the schemas.
+import { pathToFileUri } from "@execmux/shared/path-uri";
 import { fsError } from "./fs-error.js";
 import { MAX_WALK_RESPONSE_BYTES, WALK_RESPONSE_ITEM_OVERHEAD_BYTES } from "./limits.js";
 

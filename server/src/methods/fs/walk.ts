@@ -6,22 +6,19 @@
  * entered with `pruneHiddenDirectories`; errors below the root reported in
  * `errors`; `truncated` once a limit or the reply's size estimate is hit.
  * Every step awaits the filesystem, so a huge tree never holds the event
- * loop, and the walk stops when the connection closes.
+ * loop, and the walk stops when the connection closes. The traversal itself
+ * is walk-tree.ts, run confined under a profile that does not read the
+ * whole disk.
  */
-import { realpath } from "node:fs/promises";
 import type { FsWalkOptions, ParamsOf, ResultOf } from "@execmux/shared";
-import { connectionClosed, invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../rpc/rpc-error.js";
 import type { SessionContext } from "../context.js";
-import { entryPath, forEachEntry } from "./directory-entries.js";
-import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
 import { MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES } from "./limits.js";
-import { SmallestNames } from "./name-order.js";
-import { pathMetadata } from "./path-metadata.js";
 import { withReplyLane } from "./reply-lane.js";
-import { checkDirectRead, hiddenFilesFor } from "./sandbox-gate.js";
-import { MetadataLookahead } from "./walk-lookahead.js";
-import { WalkFull, WalkOutcome } from "./walk-outcome.js";
+import { mappingFsErrors } from "./fs-error.js";
+import { runWalkOperation } from "./run-operation.js";
+import { fsConfinement, hiddenFilesFor } from "./sandbox-gate.js";
 
 function checkLimits(options: FsWalkOptions): void {
   if (options.maxDirectories === 0 || options.maxEntries === 0) {
@@ -37,82 +34,11 @@ function checkLimits(options: FsWalkOptions): void {
 export async function fsWalk(params: ParamsOf<"fs/walk">, context: SessionContext): Promise<ResultOf<"fs/walk">> {
   checkLimits(params.options);
   const root = fsPath(params.path);
-  checkDirectRead(params.sandbox);
+  // Under a profile that does not read the whole disk, the walk runs inside the sandbox (capability sandboxedFileStreaming),
+  // whose mounts hide the daemon's own files; in the daemon, under a profile, its root must not be one of them.
+  const confinement = await fsConfinement(params.sandbox, "read", context);
   return withReplyLane(context, async () => {
-    await mappingFsErrors(async () => (await hiddenFilesFor(params.sandbox, context))?.checkPath(root));
-    const { stats, isSymlink } = await mappingFsErrors(() => pathMetadata(root));
-    const outcome = new WalkOutcome();
-    if (!stats.isDirectory() || (isSymlink && !params.options.followDirectorySymlinks)) return outcome.result;
-    const rootIdentity = params.options.followDirectorySymlinks ? await mappingFsErrors(() => realpath(root)) : root;
-    try {
-      await walkFrom(root, rootIdentity, params.options, outcome, context.signal);
-    } catch (error) {
-      if (!(error instanceof WalkFull)) throw error;
-    }
-    return outcome.result;
+    if (!confinement) await mappingFsErrors(async () => (await hiddenFilesFor(params.sandbox, context))?.checkPath(root));
+    return runWalkOperation(confinement, "walkTree", [root, params.options], context.signal);
   });
-}
-
-async function walkFrom(
-  root: string,
-  rootIdentity: string,
-  options: FsWalkOptions,
-  outcome: WalkOutcome,
-  signal: AbortSignal,
-): Promise<void> {
-  const queue: { path: string; depth: number }[] = [{ path: root, depth: 0 }];
-  const visited = new Set([rootIdentity]);
-  let directories = 1;
-  let examined = 0;
-  for (let next = queue.shift(); next; next = queue.shift()) {
-    const { path: directory, depth } = next;
-    let names: string[];
-    try {
-      // One name past the entry budget is enough to know the walk is truncated.
-      const smallest = new SmallestNames(options.maxEntries - examined + 1);
-      await forEachEntry(directory, ({ name }) => {
-        smallest.add(name);
-        return !signal.aborted;
-      });
-      names = smallest.sorted();
-    } catch (error) {
-      outcome.addError(directory, error);
-      continue;
-    }
-    const lookups = new MetadataLookahead(directory, names);
-    for (const [index, name] of names.entries()) {
-      if (signal.aborted) throw connectionClosed();
-      if (examined === options.maxEntries) outcome.stop();
-      examined++;
-      const path = entryPath(directory, name);
-      const metadata = await lookups.get(index, options.maxEntries - examined);
-      if (metadata instanceof Error) {
-        outcome.addError(path, metadata);
-        continue;
-      }
-      const { stats, isSymlink } = metadata;
-      if (isSymlink && (!options.followDirectorySymlinks || !stats.isDirectory())) continue;
-      if (!stats.isDirectory() && !stats.isFile()) continue;
-      outcome.addEntry(path, stats.isDirectory() ? "directory" : "file");
-      if (!stats.isDirectory() || depth >= options.maxDepth) continue;
-      if (options.pruneHiddenDirectories && name.startsWith(".")) continue;
-      let identity = path;
-      if (options.followDirectorySymlinks) {
-        try {
-          identity = await realpath(path);
-        } catch (error) {
-          outcome.addError(path, error);
-          continue;
-        }
-      }
-      if (visited.has(identity)) continue;
-      visited.add(identity);
-      if (directories === options.maxDirectories) {
-        outcome.result.truncated = true;
-      } else {
-        directories++;
-        queue.push({ path, depth: depth + 1 });
-      }
-    }
-  }
 }

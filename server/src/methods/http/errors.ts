@@ -19,9 +19,6 @@ export const invalidHeaderValue = (name: string): RpcError =>
 export const streamIdActive = (requestId: string): RpcError =>
   invalidParams(`http/request streamResponse requestId \`${requestId}\` is already active`);
 /** Not upstream's: execmux reports `httpHeaderEnvVars: false`, so a client that sends one anyway is told why it is refused. */
-export const headerEnvVarUnsupported = (name: string): RpcError =>
-  invalidParams(`http/request header ${name} sets valueEnvVar, which this executor does not support (capability httpHeaderEnvVars is false)`);
-
 /** Sending failed or the timeout passed before the response head. */
 export const requestFailed = (detail: string): RpcError => internalError(`http/request failed: ${detail}`);
 /** reqwest's text for a failed send (refused, DNS, TLS, proxy, timeout): the URL without credentials. */

@@ -2,7 +2,9 @@
  * A connection's http/request calls in flight: the cap on how many, the
  * streamed requestIds (reserved until their terminal frame, as upstream),
  * each call's abort signal (timeout, or the connection closing), and the
- * turn-taking that paces every stream's notifications on the socket.
+ * turn-taking that paces every stream's notifications on the socket. Each
+ * call in flight holds a socket to the server: a descriptor charged to the
+ * connection's client (budgets/descriptor-budget.ts) until the call ends.
  */
 import type { Disposable } from "../../rpc/connection-resources.js";
 import { limitExceeded } from "../../rpc/rpc-error.js";
@@ -64,7 +66,11 @@ export class HttpRequests implements Disposable {
   private lastTurn: Promise<void> = Promise.resolve();
   private disposed = false;
 
-  constructor(private readonly maxCalls: number) {}
+  /** `charge` takes one descriptor from the client's budget (throws -32011 past it) and returns its release. */
+  constructor(
+    private readonly maxCalls: number,
+    private readonly charge: () => () => void = () => () => undefined,
+  ) {}
 
   /** Starts a call: upstream's duplicate check first (a streamed id in use), then the connection's cap. */
   begin(requestId: string, streamed: boolean, timeoutMs: number | undefined): HttpCall {
@@ -72,9 +78,11 @@ export class HttpRequests implements Disposable {
     if (this.calls.size >= this.maxCalls) {
       throw limitExceeded("maxHttpRequests", `this connection already has ${this.calls.size} http/request calls in flight`);
     }
+    const release = this.charge();
     const call = new HttpCall(requestId, streamed, timeoutMs, (ended) => {
       this.calls.delete(ended);
       if (ended.streamed) this.streamIds.delete(ended.requestId);
+      release();
     });
     this.calls.add(call);
     if (streamed) this.streamIds.add(requestId);

@@ -5,7 +5,6 @@
  */
 import type { HttpRequestParams } from "@execmux/shared";
 import {
-  headerEnvVarUnsupported,
   invalidHeaderName,
   invalidHeaderValue,
   invalidMethod,
@@ -14,6 +13,7 @@ import {
 } from "./errors.js";
 import { invalidParams } from "../../rpc/rpc-error.js";
 import { decodeStandardBase64 } from "../fs/base64.js";
+import { headerEnvValue } from "./header-env.js";
 import { urlErrorReason } from "./url-error.js";
 
 /** A header line as it goes on the wire: lowercase name, value as a latin1 string of its UTF-8 bytes. */
@@ -32,7 +32,8 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What the http crate's HeaderValue::from_str refuses: controls other than tab, and DEL. */
 const INVALID_VALUE_CHAR = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
-export function outgoingRequest(params: HttpRequestParams): OutgoingRequest {
+/** `env`: the executor's environment, which `valueEnvVar` headers read (header-env.ts). */
+export function outgoingRequest(params: HttpRequestParams, env: NodeJS.ProcessEnv): OutgoingRequest {
   // Upstream decodes bodyBase64 while deserializing the params (before any
   // other check), strictly, and answers -32602 with the base64 crate's
   // DecodeError text alone ("Invalid symbol 33, offset 0."). Node's decoder
@@ -44,10 +45,11 @@ export function outgoingRequest(params: HttpRequestParams): OutgoingRequest {
   const url = parseHttpUrl(params.url);
   const headers = (params.headers ?? []).map((header): WireHeader => {
     if (!TOKEN.test(header.name)) throw invalidHeaderName();
-    if (INVALID_VALUE_CHAR.test(header.value)) throw invalidHeaderValue(header.name);
-    if (header.valueEnvVar != null) throw headerEnvVarUnsupported(header.name);
+    // The variable's value is appended first, and the whole value checked: a newline in it is refused too.
+    const value = header.valueEnvVar == null ? header.value : header.value + headerEnvValue(header.name, header.valueEnvVar, env);
+    if (INVALID_VALUE_CHAR.test(value)) throw invalidHeaderValue(header.name);
     // Node writes header strings as latin1: non-ASCII text goes out as its UTF-8 bytes, as reqwest sends it.
-    return [header.name.toLowerCase(), Buffer.from(header.value, "utf8").toString("latin1")];
+    return [header.name.toLowerCase(), Buffer.from(value, "utf8").toString("latin1")];
   });
   const body = decoded?.bytes;
   return { method: params.method, url, headers, body };

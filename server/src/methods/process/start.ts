@@ -1,21 +1,22 @@
 import { join } from "node:path";
+import { ErrorCode } from "@execmux/shared/core";
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { SpawnError, type SpawnSpec } from "../../process/child.js";
+import { SpawnFailure } from "../../host/process-host.js";
+import { SpawnError } from "../../process/spawn-error.js";
 import { resolveCwd } from "../../process/cwd.js";
 import { buildChildEnv } from "../../process/env-policy.js";
 import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
-import { spawnPipe } from "../../process/spawn-pipe.js";
-import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
-import { internalError, invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
-import { prepareProcessSandbox } from "../../sandbox/index.js";
+import { internalError, invalidParams, limitExceeded, RpcError } from "../../rpc/rpc-error.js";
+import { summarizeArgv } from "../../session/session.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
 import type { SnapshotPlan } from "../../shell-snapshot/index.js";
 import type { ProcessContext } from "../context.js";
+import { sandboxErrorKind, spawnErrorKind } from "./start-error-kind.js";
 
 /** Upstream's fixed PTY size, used when the client does not give one. */
 const DEFAULT_COLS = 80;
@@ -33,7 +34,7 @@ export async function processStart(
   const [program] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
-  // Checked before anything is started, as upstream checks it before the cwd or the process id.
+  // Checked before anything is started, as upstream checks it before the cwd or the process id. Loaded only when asked for.
   const snapshot = params.shellSnapshot ? (await import("../../shell-snapshot/index.js")).planShellSnapshot(params) : undefined;
   try {
     return await start(params, program, { session, connection, afterReply }, networkPolicy, snapshot);
@@ -43,12 +44,23 @@ export async function processStart(
     // missing program, and a client cannot tell them apart).
     if (error instanceof SpawnError) {
       const os = osErrorMessage(error.errno);
-      if (!os) throw internalError(`failed to start ${program}: ${error.message}`);
-      throw internalError(error.subject ? `${os}: ${error.subject}` : os);
+      const data = { kind: spawnErrorKind(error.errno) };
+      if (!os) throw internalError(`failed to start ${program}: ${error.message}`, data);
+      throw internalError(error.subject ? `${os}: ${error.subject}` : os, data);
     }
     if (error instanceof GlobBudgetExceeded) throw limitExceeded("envPolicyGlobSteps", error.message);
     throw error;
   }
+}
+
+/** A sandbox refusal (-32602) gains upstream's data.kind: no sandbox here at all, or not this profile. */
+async function withSandboxKind(error: unknown): Promise<never> {
+  if (error instanceof RpcError && error.code === ErrorCode.InvalidParams && error.data === undefined) {
+    const { sandboxAvailability } = await import("../../sandbox/availability.js");
+    const unavailable = !(await sandboxAvailability()).available;
+    throw new RpcError(error.code, error.message, { kind: sandboxErrorKind(unavailable) });
+  }
+  throw error;
 }
 
 async function start(
@@ -84,7 +96,7 @@ async function startNetworkProxy(
   config: ProcessContext["connection"]["deps"]["config"],
   daemonPort: number | undefined,
 ): Promise<NetworkProxyLaunch> {
-  const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/host-protocol.js")]);
+  const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/state-directory.js")]);
   const daemonPorts = new Set(daemonPort === undefined ? [] : [daemonPort]);
   const launch = params.networkProxy!;
   const { processId } = params;
@@ -136,7 +148,13 @@ async function startWithin(
   params: ParamsOf<"process/start">,
   program: string,
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
-  { cwd, env, tty, proxy, snapshot }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined; snapshot: SnapshotPlan | undefined },
+  {
+    cwd,
+    env,
+    tty,
+    proxy,
+    snapshot,
+  }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined; snapshot: SnapshotPlan | undefined },
 ): Promise<ResultOf<"process/start">> {
   const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
@@ -145,37 +163,44 @@ async function startWithin(
   }
 
   const sandbox = params.sandbox
-    ? await prepareProcessSandbox(params.sandbox, {
+    ? // Loaded on the first sandboxed start: a daemon asked for none never loads it.
+      await (await import("../../sandbox/index.js")).prepareProcessSandbox(params.sandbox, {
         processCwd: cwd,
         hiddenPaths: connection.deps.hiddenPaths,
         enforceManagedNetwork: params.enforceManagedNetwork ?? false,
         // An executor-local proxy takes the place of the client's.
         managedNetwork: params.managedNetwork != null && !proxy,
         proxyBridge: proxy?.bridge,
-      })
+      }).catch(withSandboxKind)
     : undefined;
 
   session.reserve(params.processId);
-  const arg0 = params.arg0 ?? undefined;
-  // How an argv is spawned for this start: wrapped in the sandbox, or the program found on PATH with argv[0] as written.
-  const pipeLaunch = (argv: readonly string[]) =>
-    sandbox?.wrap
-      ? { ...sandbox.wrap(argv, arg0), arg0: undefined }
-      : { file: resolveExecutable(argv[0]!, cwd, env.PATH), args: argv.slice(1), arg0: arg0 ?? argv[0]! };
+  const sandboxed = sandbox?.wrap !== undefined;
+  const networkSandbox = sandboxed && !sandbox!.policy.isolateNetwork;
+  // How an argv of this start is exec'd: sandboxed, the program is exec'd
+  // inside by name with argv[0] as written (launcher.ts); else the program
+  // found on PATH, with the client's arg0 as argv[0].
+  // The program is looked up on the request's PATH, not on one a snapshot restores.
+  const searchPath = env.PATH;
+  const launchOf = (argv: readonly string[]) => {
+    const wrapped = sandbox?.wrap?.(argv, params.arg0 ?? undefined);
+    if (wrapped) return { file: wrapped.file, argv: [wrapped.file, ...wrapped.args] };
+    return { file: resolveExecutable(argv[0]!, cwd, searchPath), argv: [params.arg0 ?? argv[0]!, ...argv.slice(1)] };
+  };
   let argv: readonly string[] = params.argv;
   if (snapshot) {
     try {
+      // The capture runs as this start would (launchOf, the same cwd, environment, sandbox), in the session's host.
       const replayed = await (await import("../../shell-snapshot/index.js")).applyShellSnapshot(snapshot, {
         registry: connection.deps.registry,
+        host: connection.deps.host,
         log: connection.deps.log,
-        spawner: connection.deps.spawner,
-        processTrees: connection.deps.registry.processTrees,
         owner: session,
         argv,
         cwd,
         env,
         params,
-        launch: pipeLaunch,
+        launch: (captureArgv) => ({ ...launchOf(captureArgv), sandboxed, networkSandbox }),
       });
       if (replayed) ({ argv, env } = replayed);
     } catch (error) {
@@ -183,7 +208,6 @@ async function startWithin(
       throw error;
     }
   }
-  const tree = connection.deps.registry.processTrees.create(session);
   // The proxy lives as long as the process has output open (a background child may still use it).
   const onEvent: typeof session.onProcessEvent = proxy
     ? (process, event) => {
@@ -191,53 +215,41 @@ async function startWithin(
         session.onProcessEvent(process, event);
       }
     : session.onProcessEvent;
+  const host = connection.deps.host;
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    {
-      retainedBytes: config.retainedBytes,
-      killGraceMs: config.killGraceMs,
-      sandboxed: sandbox?.wrap !== undefined,
-      maxStdinBufferBytes: config.maxStdinBufferBytes,
-      retentionBudget: connection.deps.registry.retentionBudget,
-      tree,
-    },
+    { host, sandboxed, maxStdinBufferBytes: config.maxStdinBufferBytes },
     onEvent,
   );
   try {
-    const resolved = resolveExecutable(program, cwd, env.PATH);
-    // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
-    const wrapped = sandbox?.wrap?.(argv, arg0);
-    const spec: SpawnSpec = {
-      ...(wrapped
-        ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
-        : {
-            // A PTY child is exec'd by name (perl's exec searches PATH as execvp
-            // does, pty-wrapper.ts), which keeps argv[0] as the client wrote it;
-            // everywhere else the path found above is exec'd with argv[0] set explicitly.
-            file: tty && arg0 === undefined ? program : resolved,
-            args: argv.slice(1),
-            arg0: arg0 ?? (tty ? undefined : program),
-          }),
-      cwd,
+    const launch = launchOf(argv);
+    const origin = summarizeArgv(params.argv, Date.now());
+    const stopTimer = session.metrics.spawnDuration.startTimer(tty ? "true" : "false");
+    const started = await host.start({
+      sessionId: session.id,
+      processId: params.processId,
+      file: launch.file,
+      argv: launch.argv,
       env,
+      cwd,
+      tty,
       pipeStdin: params.pipeStdin ?? false,
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
-      cgroup: tree.cgroup,
-    };
-    const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
-    // Both are forked by the spawner process, never by the daemon.
-    const spawner = connection.deps.spawner;
-    const child = await (tty ? spawnPty(spawner, spec, managed.childEvents) : spawnPipe(spawner, spec, managed.childEvents));
+      sandboxed,
+      networkSandbox,
+      // Kept by the host for listings after a daemon restart.
+      meta: Buffer.from(JSON.stringify(origin)),
+    }, managed.hostEvents);
     stopTimer();
-    managed.attach(child);
-    session.commit(managed, params.argv);
+    managed.attach(started.handle, started.pid, started.startEpochMs);
+    session.commit(managed, origin);
     afterReply(() => managed.announce());
-    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
+    log.info({ processId: params.processId, argv0: program, tty, pid: started.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
     session.release(params.processId);
-    tree.release();
+    if (error instanceof SpawnFailure) throw new SpawnError(error.message, error.errno, error.stage === "cwd" ? `working directory ${cwd}` : undefined);
     throw error;
   }
   return { processId: params.processId, sandboxType: sandbox?.sandboxType ?? "none" };
