@@ -6,7 +6,7 @@
  *
  * The state travels in environment variables, 60 KiB each, that the shell
  * unsets before it evaluates them: upstream's replay when it cannot hand the
- * shell a file descriptor (this executor's spawner passes only stdio). For
+ * shell a file descriptor (the process host hands a child only its stdio). For
  * bash and zsh the restoring command is one line, as upstream's
  * descriptor-sourcing line is, so the client's script starts on line 3 and
  * the shell's error messages name the same line numbers; for sh it is
