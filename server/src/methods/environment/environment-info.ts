@@ -32,8 +32,8 @@ const CAPABILITIES: EnvironmentCapabilities = {
   fileWriteStreaming: true,
   credentialMasking: false,
   linuxRootWritePreservesDevices: true,
-  // Not found out yet what the approved (escalated) path sends: false, so clients do not rely on it.
-  linuxApprovedRootWritePreservesRestrictions: false,
+  /** A grant on a root metadata link does not open a denied target (sandbox/resolve-policy.ts withoutReopenedDenials). */
+  linuxApprovedRootWritePreservesRestrictions: true,
 };
 
 /** The user's login shell, as upstream reports it; bash, then sh, when $SHELL is unset or gone. */
