@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { fileUriToPath } from "@execmux/shared/path-uri";
 import type { FileSystemSandboxEntry, FileSystemSpecialPath, PermissionProfile } from "@execmux/shared";
 import { invalidParams } from "../rpc/rpc-error.js";
-import { accessAt, makePolicy, type PathAccess, type PathRule, type SandboxPolicy } from "./policy.js";
+import { accessAt, isWithin, makePolicy, type PathAccess, type PathRule, type SandboxPolicy } from "./policy.js";
 
 /** What the profile's relative parts are resolved against. */
 export interface PolicyPaths {
@@ -221,10 +221,14 @@ function profileRules(permissions: PermissionProfile, paths: PolicyPaths): Profi
  * grant. (A grant on any other symlink follows it, as upstream's does.)
  */
 function withoutReopenedDenials(rules: readonly PathRule[], linkedMetadataGrants: ReadonlySet<PathRule>): PathRule[] {
-  if (linkedMetadataGrants.size === 0) return [...rules];
+  // What the daemon hides stays hidden: no profile entry below it (a grant,
+  // or a path resolved through a link) mounts any of it back in.
+  const hidden = rules.filter((rule) => rule.daemonPrivate === true);
+  const visible = rules.filter((rule) => rule.daemonPrivate === true || !hidden.some((denied) => isWithin(rule.path, denied.path)));
+  if (linkedMetadataGrants.size === 0) return visible;
   // Judged by the other rules only: two such links to one target must not vouch for each other.
-  const others = rules.filter((rule) => !linkedMetadataGrants.has(rule));
-  return rules.filter((rule) => !linkedMetadataGrants.has(rule) || accessAt(others, rule.path) !== "deny");
+  const others = visible.filter((rule) => !linkedMetadataGrants.has(rule));
+  return visible.filter((rule) => !linkedMetadataGrants.has(rule) || accessAt(others, rule.path) !== "deny");
 }
 
 function hiddenRules(hiddenPaths: readonly string[]): PathRule[] {
