@@ -34,7 +34,7 @@ import { Outbound } from "./outbound.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
-import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
+import { RpcError, invalidRequest, limitExceeded } from "../errors/rpc-error.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 import type { ConnectionDeps } from "./connection-deps.js";
 

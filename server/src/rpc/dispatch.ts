@@ -11,7 +11,7 @@ import { handlerOf, type HandlerContext } from "../methods/index.js";
 import type { ConnectionPort } from "../methods/connection-port.js";
 import type { Session } from "../session/session.js";
 import { checkParams, type ParamsCheck } from "./frame-check.js";
-import { RpcError } from "./rpc-error.js";
+import { RpcError } from "../errors/rpc-error.js";
 
 /** What a handler needs besides the connection and session; built by the connection per request. */
 export type RequestScope = Omit<HandlerContext, "connection" | "session">;

@@ -7,7 +7,7 @@
  */
 import { realpathSync } from "node:fs";
 import type { FileSystemSandboxContext, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";

@@ -13,7 +13,7 @@ import type { ProcessHost } from "../host/process-host.js";
 import type { Logger } from "../logger.js";
 import type { Session } from "../session/session.js";
 import type { SessionRegistry } from "../session/session-registry.js";
-import { internalError, invalidParams } from "../rpc/rpc-error.js";
+import { internalError, invalidParams } from "../errors/rpc-error.js";
 import { SnapshotCache } from "./cache.js";
 import { runCapture, type CaptureLaunch } from "./capture.js";
 import { parseCapture } from "./parse.js";
