@@ -30,6 +30,8 @@ export interface AgentOptions {
    * these domains allowed or denied, and transparent TCP when asked.
    */
   readonly networkProfile?: NetworkProfile;
+  /** More `[features]` of config.toml (`shell_snapshot_v2 = true`). */
+  readonly features?: Readonly<Record<string, boolean>>;
   /** A run that has not finished by then is killed, so a stuck agent fails with its output instead of a bare test timeout. */
   readonly timeoutMs?: number;
 }
@@ -75,8 +77,6 @@ export interface NetworkProfile {
 /** A permission profile extending `:workspace`, its network enabled through the proxy (permission profiles cannot sit beside sandbox_mode). */
 function networkProfileToml(profile: NetworkProfile): string[] {
   return [
-    `[features]`,
-    `network_proxy = true`,
     `[permissions.proxied]`,
     `extends = ":workspace"`,
     `[permissions.proxied.network]`,
@@ -87,7 +87,8 @@ function networkProfileToml(profile: NetworkProfile): string[] {
   ];
 }
 
-function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath: string, networkProfile?: NetworkProfile): string {
+function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath: string, networkProfile?: NetworkProfile, extraFeatures: Readonly<Record<string, boolean>> = {}): string {
+  const features = { ...(networkProfile ? { network_proxy: true } : {}), ...extraFeatures };
   return [
     `model = "mock-model"`,
     `model_provider = "mock"`,
@@ -102,6 +103,7 @@ function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath:
     `request_max_retries = 0`,
     `stream_max_retries = 0`,
     // Tables last: every key after a table header belongs to it.
+    ...(Object.keys(features).length > 0 ? [`[features]`, ...Object.entries(features).map(([name, on]) => `${name} = ${on}`)] : []),
     ...(networkProfile ? networkProfileToml(networkProfile) : []),
     "",
   ].join("\n");
@@ -120,7 +122,7 @@ export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
   mkdirSync(codexHome, { recursive: true });
   const catalogPath = join(codexHome, "mock-model-catalog.json");
   writeFileSync(catalogPath, JSON.stringify(MODEL_CATALOG));
-  writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath, options.networkProfile));
+  writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath, options.networkProfile, options.features));
   if (options.environmentsToml !== undefined) writeFileSync(join(codexHome, "environments.toml"), options.environmentsToml, { mode: 0o600 });
 
   // Not the developer's environment: an OPENAI_BASE_URL or CODEX_HOME there would send the agent elsewhere.
