@@ -61,6 +61,10 @@ export function describeDifferential(family: string, cases: DifferentialCase[], 
     });
     for (const testCase of cases) {
       const name = testCase.knownFailure ? `${testCase.name} [known failure: ${testCase.knownFailure}]` : testCase.name;
+      if (testCase.since && olderThan(upstreamVersion, testCase.since)) {
+        it.skip(`${name} [upstream ${upstreamVersion} predates it: since ${testCase.since}]`, () => undefined);
+        continue;
+      }
       // Against two upstreams (self check) a known failure is no failure.
       (testCase.knownFailure && !SELF_CHECK ? it.fails : it)(name, async () => {
         if (setupFailure) throw setupFailure;
@@ -99,7 +103,7 @@ function forUpstreamVersion(transcript: Observation[]): Observation[] {
   ) as Observation[];
 }
 
-function olderThan(version: string, than: string): boolean {
+export function olderThan(version: string, than: string): boolean {
   const [a, b] = [version, than].map((text) => text.split(/[.-]/).slice(0, 3).map(Number));
   for (let index = 0; index < 3; index++) if (a![index] !== b![index]) return a![index]! < b![index]!;
   return false;
