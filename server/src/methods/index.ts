@@ -5,6 +5,7 @@
  */
 import type { ParamsOf, RequestMethod, RequestMethods, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
+import { capabilityHandlers } from "./capabilities/index.js";
 import { environmentHandlers } from "./environment/index.js";
 import { httpHandlers } from "./http/index.js";
 import { fsHandlers } from "./fs/index.js";
@@ -27,4 +28,5 @@ export const handlers: { [M in RequestMethod]: Handler<M> } = {
   ...httpHandlers,
   ...fsHandlers,
   ...sessionHandlers,
+  ...capabilityHandlers,
 };

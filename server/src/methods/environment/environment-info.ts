@@ -19,7 +19,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyReviewDomains: true,
   /** Replaced by what this host can do (sandbox/index.ts transparentTcpSupported). */
   networkProxyTransparentTcp: false,
-  capabilityDiscoverySandbox: false,
+  capabilityDiscoverySandbox: true,
   capabilityDiscoveryV2: false,
   environmentConfigRead: true,
   httpHeaderEnvVars: true,
