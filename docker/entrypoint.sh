@@ -7,8 +7,8 @@ if [ -z "${EXECMUX_TOKEN:-}" ] && [ -z "${EXECMUX_TOKEN_FILE:-}" ] && [ -r /run/
   export EXECMUX_TOKEN_FILE=/run/secrets/execmux_tokens
 fi
 # The health check runs apart from the daemon, with the container's
-# environment but not these arguments: they are left for it here (if /tmp
-# is not writable the daemon cannot start anyway: its pipes are FIFOs there).
+# environment but not these arguments: they are left for it here (where
+# $TMPDIR is not writable, it goes by the environment alone).
 args_file="${TMPDIR:-/tmp}/execmux-serve.args"
 { : > "$args_file" && for argument in "$@"; do printf '%s\0' "$argument" >> "$args_file"; done; } 2>/dev/null || true
 exec node "$(dirname "$0")/../server/dist/cli.js" serve "$@"

@@ -13,18 +13,16 @@ FROM ${SANDBOX_IMAGE}
 USER root
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=node /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/npm
-# Node's headers: node-pty compiles against them on install (instead of downloading them).
-COPY --from=node /usr/local/include/node /usr/local/include/node
-# Required: perl (perl-base: the PTY shim), util-linux (setsid), coreutils (mkfifo),
-# a writable /tmp; every Debian and Ubuntu image has them.
-# Optional: bubblewrap, for sandboxed starts (Codex's default mode); tini, as PID 1
-# if your image has no init of its own. python3, make and g++ build node-pty and go again.
+# Required: Node and the package, nothing else. @execmux/server carries its process host
+# prebuilt and statically linked (Linux x64), so installing it runs no script and needs no
+# compiler; on another architecture, see docs/containers.md.
+# Optional: bubblewrap, for sandboxed starts (Codex's default mode; perl-base, in every Debian
+# and Ubuntu image, gives a sandboxed child a separate argv[0] when asked); tini, as PID 1 if
+# your image has no init of its own.
 # NPM_CONFIG_REGISTRY: another registry to install from, if you use one.
 ARG NPM_CONFIG_REGISTRY
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap tini python3 make g++ \
- && npm_config_nodedir=/usr/local npm install -g --allow-scripts=node-pty --no-audit --no-fund @execmux/server \
- && rm -rf /usr/local/lib/node_modules/@execmux/server/node_modules/node-pty/prebuilds /usr/local/lib/node_modules/node-pty/prebuilds \
- && apt-get purge -y python3 make g++ && apt-get autoremove -y --purge \
- && apt-get clean && rm -rf /var/lib/apt/lists/* /root/.npm /root/.cache /usr/local/include/node
+ && apt-get install -y --no-install-recommends bubblewrap tini \
+ && npm install -g --no-audit --no-fund @execmux/server \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /root/.npm /root/.cache

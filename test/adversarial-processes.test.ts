@@ -4,14 +4,13 @@
  * that the daemon survives, that a bystander session keeps working, and,
  * where memory is the attack, that memory stays under a stated bound.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import type { Daemon } from "@execmux/server";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { spawnDaemon } from "./helpers/cli.js";
 import { httpUrl } from "./helpers/http.js";
-import { isRunning, daemonResidentBytes, hostPidOf, spawnerOf } from "./helpers/procfs.js";
+import { isRunning, daemonResidentBytes, hostOf, hostPidOf, residentBytes } from "./helpers/procfs.js";
 import { WireClient, b64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -96,12 +95,12 @@ describe("terminate, expiry and shutdown", () => {
       await start(client, "held", ["sh", "-c", "setsid sh -c 'echo $$; exec sleep 600' & wait"]);
       const pids = [] as number[];
       await vi.waitUntil(() => /^\d+$/m.test(client.output("held")), { timeout: 20_000 });
-      pids.push(hostPidOf(Number(client.output("held").trim())));
+      pids.push(hostPidOf(Number(client.output("held").trim()), chosen));
       if (containment === "cgroup") {
         // ...and one whose parent is gone (double fork): only a cgroup still knows it.
         await start(client, "orphan", ["sh", "-c", "setsid sh -c 'sleep 600 & echo $!' ; sleep 600"]);
         await vi.waitUntil(() => /^\d+$/m.test(client.output("orphan")), { timeout: 20_000 });
-        pids.push(hostPidOf(Number(client.output("orphan").trim())));
+        pids.push(hostPidOf(Number(client.output("orphan").trim()), chosen));
       }
       // Many processes at once: shutdown is a batch, not a scan per process.
       for (let index = 0; index < 100; index++) await start(client, `s${index}`, ["sleep", "600"]);
@@ -126,74 +125,63 @@ describe("terminate, expiry and shutdown", () => {
   });
 });
 
-describe("the spawner helper", () => {
-  it("survives 96 concurrent starts with 1 MB environments, and a restart kills nobody's processes", async () => {
+describe("the process host", () => {
+  it("survives 96 concurrent starts with 1 MB environments", async () => {
     const daemon = await startTestDaemon();
     const other = await bystander(daemon.url);
-    const helper = spawnerOf(process.pid)!;
-    expect(helper).toBeDefined();
+    const host = hostOf(daemon)!;
     const client = await WireClient.ready(daemon.url);
     // Linux takes at most 128 KiB per variable: ten of 100,000 bytes make about 1 MB.
     const env: Record<string, string> = { PATH };
     for (let index = 0; index < 10; index++) env[`BIG${index}`] = String(index).repeat(100_000);
     const replies = await Promise.all(
       Array.from({ length: 96 }, (_, index) =>
-        client.request("process/start", { processId: `big${index}`, argv: ["true"], cwd: "/", env, tty: false }),
+        client.request("process/start", { processId: `big${index}`, argv: ["sh", "-c", 'test "${#BIG9}" = 100000'], cwd: "/", env, tty: false }),
       ),
     );
     expect(replies.filter((reply) => reply.error)).toEqual([]);
-    expect(spawnerOf(process.pid)).toBe(helper);
-
-    // The helper dies anyway (an administrator, the OOM killer): other sessions' children live on.
-    const survivor = daemonSession(daemon).flatMap((session) => session.list()).find((process) => process.processId === "cat")!;
-    const pid = survivor.pid!;
-    process.kill(helper, "SIGKILL");
-    await vi.waitUntil(() => spawnerOf(process.pid) !== undefined && spawnerOf(process.pid) !== helper, { timeout: 20_000 });
-    expect(isRunning(pid)).toBe(true);
-    await other.echo("after-restart");
-    // Its exit is still noticed, with upstream's "unknown" exit code.
-    process.kill(pid, "SIGKILL");
-    await vi.waitUntil(() => survivor.closed, { timeout: 20_000 });
-    expect(survivor.exitCode).toBe(-1);
+    // Each child got its whole environment.
+    const exits = await Promise.all(replies.map((_, index) => client.next((message) => message.method === "process/exited" && message.params?.processId === `big${index}`)));
+    expect(exits.map((message) => message.params?.exitCode)).toEqual(replies.map(() => 0));
+    expect(isRunning(host)).toBe(true);
+    expect(hostOf(daemon)).toBe(host);
+    await other.echo("after-big-starts");
   });
 
-  it("makes its FIFO directory again when it vanishes, and is not ready while it cannot", async () => {
+  it("is not ready once its process host is gone: nothing could be spawned", async () => {
     const daemon = await startTestDaemon();
-    const helper = spawnerOf(process.pid)!;
-    const directory = /EXECMUX_SPAWNER_FIFO_DIRECTORY=([^\0]+)/.exec(readFileSync(`/proc/${helper}/environ`, "latin1"))![1]!;
-    const client = await WireClient.ready(daemon.url);
-    rmSync(directory, { recursive: true, force: true });
-    await start(client, "after-rm", ["echo", "made-again"]);
-    await client.closedOf("after-rm");
-    expect(client.output("after-rm")).toBe("made-again\n");
-    expect(existsSync(directory)).toBe(true);
     expect((await fetch(`${httpUrl(daemon.url)}/readyz`)).status).toBe(200);
-
-    // Something else now holds its path: never used, and readiness says so.
-    rmSync(directory, { recursive: true, force: true });
-    writeFileSync(directory, "not a directory");
-    await vi.waitFor(async () => expect((await fetch(`${httpUrl(daemon.url)}/readyz`)).status).toBe(503), { timeout: 20_000, interval: 500 });
-    rmSync(directory, { force: true });
-    await vi.waitFor(async () => expect((await fetch(`${httpUrl(daemon.url)}/readyz`)).status).toBe(200), { timeout: 20_000, interval: 500 });
+    process.kill(hostOf(daemon)!, "SIGKILL");
+    await vi.waitFor(async () => expect((await fetch(`${httpUrl(daemon.url)}/readyz`)).status).toBe(503), { timeout: 20_000, interval: 200 });
+    const client = await WireClient.ready(daemon.url);
+    const refused = await client.request("process/start", { processId: "after", argv: ["true"], cwd: "/", env: { PATH }, tty: false });
+    expect(refused.error).toBeDefined();
   });
 });
 
 describe("retained output", () => {
-  it("charges one-byte chunks for their real memory and keeps at most 50,000", async () => {
+  it("charges one-byte chunks for their real memory, within --retained-bytes, and the host's memory with them", async () => {
     const daemon = await startTestDaemon();
     const other = await bystander(daemon.url);
+    const host = hostOf(daemon)!;
+    const hostBefore = residentBytes(host);
     const client = await WireClient.ready(daemon.url);
     // dash's printf is a builtin: one write(2) of one byte per iteration.
     const dribble = ["sh", "-c", "i=0; while [ $i -lt 150000 ]; do printf x; i=$((i+1)); done"];
     for (let index = 0; index < 3; index++) await start(client, `d${index}`, dribble);
     await Promise.all([0, 1, 2].map((index) => client.closedOf(`d${index}`)));
-    const processes = daemonSession(daemon).flatMap((session) => session.list()).filter((process) => process.processId.startsWith("d"));
-    for (const process of processes) {
-      // The default cap, 1 MiB, holds bytes and bookkeeping together.
-      expect(process.log.chargedBytes).toBeLessThanOrEqual(MiB);
-      expect(process.nextSeq - (process.log.firstSeq ?? process.nextSeq)).toBeLessThanOrEqual(50_002);
+    const { processes } = await client.call<{ processes: { processId: string; retainedBytes: number }[] }>("process/list", {});
+    for (const { processId, retainedBytes } of processes.filter((entry) => entry.processId.startsWith("d"))) {
+      const read = await client.call<{ chunks: { chunk: string }[]; gap?: { bytes: number; bytesExact: boolean } }>("process/read", { processId, afterSeq: 0 });
+      const bytes = read.chunks.reduce((sum, chunk) => sum + Buffer.from(chunk.chunk, "base64").length, 0);
+      expect(retainedBytes).toBe(bytes);
+      // The default cap, 1 MiB, holds bytes and bookkeeping together (176 bytes a chunk): a few thousand one-byte chunks, not a million.
+      expect(bytes + read.chunks.length * 176, processId).toBeLessThanOrEqual(MiB);
+      // What is not retained was evicted, and the read says exactly how much (merged reads may keep it all).
+      expect(read.gap?.bytes ?? 0).toBe(150_000 - bytes);
     }
-    expect(daemon.registry.retentionBudget.usedBytes).toBeLessThanOrEqual(3 * MiB + 64 * 1024);
+    // What the host holds for them is about what it charged: 3 MiB, and its link's queue to the daemon at most (8 MiB of small messages).
+    expect(residentBytes(host) - hostBefore).toBeLessThan(64 * MiB);
     await other.echo("after-dribble");
   });
 
@@ -207,7 +195,10 @@ describe("retained output", () => {
     const flood = await WireClient.ready(daemon.url);
     for (let index = 0; index < 4; index++) await start(flood, `f${index}`, ["head", "-c", String(8 * MiB), "/dev/zero"]);
     await Promise.all([0, 1, 2, 3].map((index) => flood.closedOf(`f${index}`)));
-    expect(daemon.registry.retentionBudget.usedBytes).toBeLessThanOrEqual(4 * MiB);
+    // Every session's retained output together, as process/list tells it: within the budget.
+    const retained = async (client: WireClient) =>
+      (await client.call<{ processes: { retainedBytes: number }[] }>("process/list", {})).processes.reduce((sum, entry) => sum + entry.retainedBytes, 0);
+    expect((await retained(quiet)) + (await retained(flood))).toBeLessThanOrEqual(4 * MiB);
     // Closed processes go first (the bystander's closed one was the oldest), then the flooder's own output.
     const live = await quiet.call<{ chunks: { chunk: string }[]; gap?: unknown }>("process/read", { processId: "live" });
     expect(Buffer.from(live.chunks[0]!.chunk, "base64").toString()).toBe("live-output\n");
@@ -222,7 +213,7 @@ describe("descriptors", () => {
     const daemon = await startTestDaemon({ processContainment });
     const alice = await WireClient.ready(daemon.url);
     await start(alice, "shell", ["sh"], { tty: true });
-    // One of pipes as well: its descriptors are the spawner's, which holds no terminal.
+    // One of pipes as well: the host holds its pipes and every terminal, and gives a child only its own.
     await start(alice, "piped", ["sleep", "600"], { pipeStdin: true });
     const mallory = await WireClient.ready(daemon.url);
     await start(mallory, "look", ["sh", "-c", "for fd in /proc/self/fd/*; do echo \"$fd $(readlink $fd)\"; done"], { tty: true });
@@ -235,20 +226,17 @@ describe("descriptors", () => {
     expect(numbers.length).toBeLessThanOrEqual(1);
   });
 
-  it("lets no pipe child of a restarted spawner see a terminal: the new spawner closes the masters it inherited", async () => {
+  it("lets no pipe child see a terminal or any descriptor but its own three", async () => {
     const daemon = await startTestDaemon();
     const alice = await WireClient.ready(daemon.url);
     await start(alice, "shell", ["sh"], { tty: true });
-    // The daemon holds alice's master without close-on-exec; the spawner it starts now inherits it.
-    const helper = spawnerOf(process.pid)!;
-    process.kill(helper, "SIGKILL");
-    await vi.waitUntil(() => spawnerOf(process.pid) !== undefined && spawnerOf(process.pid) !== helper, { timeout: 20_000 });
+    await start(alice, "piped", ["sleep", "600"], { pipeStdin: true });
     const mallory = await WireClient.ready(daemon.url);
-    await vi.waitUntil(async () => (await mallory.request("process/start", { processId: "look", argv: ["sh", "-c", "ls -l /proc/self/fd"], cwd: "/", env: { PATH }, tty: false })).result !== undefined);
+    await start(mallory, "look", ["sh", "-c", "ls -l /proc/self/fd"]);
     await mallory.closedOf("look");
     const listing = mallory.output("look");
-    expect(listing).toContain(" 1 -> /tmp/execmux-fifos-");
     expect(listing).not.toMatch(/ptmx|\/dev\/pts/);
+    // 0, 1, 2 and ls's own directory at most.
     expect(listing.trim().split("\n").filter((line) => / \d+ -> /.test(line)).length).toBeLessThanOrEqual(4);
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { connect } from "@execmux/client";
 import { runCli, spawnDaemon } from "./helpers/cli.js";
-import { hostPidOf, isRunning, spawnerOf } from "./helpers/procfs.js";
+import { hostOf, hostPidOf, isRunning } from "./helpers/procfs.js";
 
 describe("execmux serve", () => {
   it("prints exactly one ws:// line with the bound port on stdout and logs JSON to stderr", async () => {
@@ -42,7 +42,7 @@ describe("execmux serve", () => {
           if (seen.includes("\n")) resolve(seen);
         });
       });
-      pids.push(...line.trim().split(/\s+/).map((pid) => hostPidOf(Number(pid), daemon.child.pid)));
+      pids.push(...line.trim().split(/\s+/).map((pid) => hostPidOf(Number(pid), daemon.child.pid!)));
     }
     expect(pids).toHaveLength(4);
     expect(pids.every(isRunning)).toBe(true);
@@ -55,44 +55,30 @@ describe("execmux serve", () => {
     const daemon = await spawnDaemon();
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 300"] });
-    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
+    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid!);
+    const host = hostOf(daemon.child.pid!)!;
     expect(isRunning(pid)).toBe(true);
     daemon.child.kill("SIGKILL");
     await daemon.exited;
-    // The spawner process notices its parent is gone and kills every process group it started.
-    await vi.waitFor(() => expect(isRunning(pid)).toBe(false));
+    // Port 0: nobody could find this host again. It sees its daemon go and ends, every process with it.
+    await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]));
   });
 
   for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-    it(`keeps serving when its spawner process is killed (${signal}), and the children it started keep running`, async () => {
-      const daemon = await spawnDaemon();
+    it(`stops, saying so, when its process host is killed (${signal}), and no child outlives the host`, async () => {
+      const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--kill-grace-ms", "300"]);
       const client = await connect(daemon.url, { reconnect: false });
-      const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 300"] });
-      const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
-      const spawner = spawnerOf(daemon.child.pid!)!;
-      expect(spawner).toBeDefined();
-      process.kill(spawner, signal);
-      // A new spawner takes over...
-      await vi.waitFor(() => {
-        const replacement = spawnerOf(daemon.child.pid!);
-        expect(replacement).toBeDefined();
-        expect(replacement).not.toBe(spawner);
-      });
-      // ...and a helper restart never takes a session's processes with it.
-      expect(isRunning(pid)).toBe(true);
-      const after = await client.start({ argv: ["sh", "-c", "echo still serving"] });
-      let text = "";
-      after.onOutput((event) => (text += Buffer.from(event.data).toString()));
-      expect(await after.wait()).toBe(0);
-      expect(text).toBe("still serving\n");
-      // The orphaned child still ends through the protocol; its exit status died with its reaper.
-      await handle.terminate();
-      expect(await handle.wait()).toBe(-1);
-      await vi.waitFor(() => expect(isRunning(pid)).toBe(false));
-      client.close();
-      expect(daemon.stderr()).toMatch(/the spawner process exited/);
-      daemon.child.kill("SIGTERM");
-      expect(await daemon.exited).toEqual({ code: 0, signal: null });
+      // A child that ignores SIGTERM, and a grandchild that left its session.
+      const handle = await client.start({ argv: ["sh", "-c", "trap '' TERM; setsid sleep 300 & echo $$ $!; wait"] });
+      const line = await new Promise<string>((resolve) => handle.onOutput((event) => resolve(Buffer.from(event.data).toString())));
+      const pids = line.trim().split(/\s+/).map((pid) => hostPidOf(Number(pid), daemon.child.pid!));
+      expect(pids.every(isRunning)).toBe(true);
+      const host = hostOf(daemon.child.pid!)!;
+      process.kill(host, signal);
+      // Every session went with the host: the daemon cannot serve them, and says why.
+      expect((await daemon.exited).code).toBe(1);
+      expect(daemon.stderr()).toContain("the process host is gone");
+      await vi.waitFor(() => expect([host, ...pids].filter(isRunning)).toEqual([]));
     });
   }
 

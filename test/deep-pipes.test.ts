@@ -26,7 +26,7 @@ describe("deep pipes", () => {
       else stdoutBytes += event.data.length;
     });
     await vi.waitUntil(() => pid > 0 && stdoutBytes > 0, { timeout: 10_000 });
-    const hostPid = hostPidOf(pid);
+    const hostPid = hostPidOf(pid, daemon);
     await vi.waitUntil(() => pipeSize(hostPid, 1) === 1024 * 1024, { timeout: 10_000, interval: 20 });
     expect(pipeSize(hostPid, 2)).toBe(64 * 1024);
     await handle.terminate();

@@ -78,7 +78,7 @@ describe("container entrypoint", () => {
     const client = await connect(url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "trap '' TERM; sleep 300 & echo $$ $!; wait"] });
     const pids = await new Promise<number[]>((resolve) =>
-      handle.onOutput((event) => resolve(Buffer.from(event.data).toString().trim().split(" ").map((pid) => hostPidOf(Number(pid), child.pid)))),
+      handle.onOutput((event) => resolve(Buffer.from(event.data).toString().trim().split(" ").map((pid) => hostPidOf(Number(pid), child.pid!)))),
     );
     expect(pids.every(isRunning)).toBe(true);
     child.kill("SIGTERM");

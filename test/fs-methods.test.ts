@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode, pathToFileUri } from "@execmux/shared";
 import type { Daemon } from "@execmux/server";
 import { startTestDaemon } from "./helpers/daemon.js";
+import { metric } from "./helpers/http.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { startUpstreamExecServer } from "./helpers/upstream.js";
 import { WireClient, b64, unb64, type WireMessage } from "./helpers/wire-client.js";
@@ -664,10 +665,8 @@ describe("fs/open, fs/readBlock, fs/close", () => {
 });
 
 describe("large replies", () => {
-  async function completedRequests(daemon: Daemon, method: string): Promise<number> {
-    const { values } = await daemon.metrics.requestDuration.get();
-    return values.find((value) => value.metricName?.endsWith("_count") && value.labels.method === method)?.value ?? 0;
-  }
+  /** Requests of `method` answered so far, from the daemon's /metrics. */
+  const completedRequests = (daemon: Daemon, method: string) => metric(daemon.url, "execmux_request_duration_seconds_count", `method="${method}"`);
 
   it("are read one at a time, only once the client has taken the previous one", async () => {
     const { daemon, client } = await connect();

@@ -1,17 +1,16 @@
 /**
- * Nothing escapes when every execmux process is SIGKILLed at once: by
- * default (--spawner-pid-namespace auto, where the machine allows it, as
- * here) the spawner runs below the init of a PID namespace of its own (server/src/spawner/pid-namespace.ts), and the
- * kernel kills everything in it when that init dies, children and their
- * setsid grandchildren alike, with nobody left to write cgroup.kill.
+ * Nothing escapes when every execmux process is SIGKILLed at once, nor when
+ * the process host alone is: by default (--spawner-pid-namespace auto, where
+ * the machine allows it, as here) the host (server/native) is the init of a
+ * PID namespace of its own, and the kernel kills everything in it when that
+ * init dies, children and their setsid grandchildren alike, with nobody left
+ * to write cgroup.kill.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { ownCgroupDirectory } from "../server/dist/process/cgroup-paths.js";
-import { pidNamespaceLaunch } from "../server/dist/spawner/pid-namespace.js";
 import { spawnTestDaemon } from "./helpers/cli.js";
-import { isRunning, spawnerOf } from "./helpers/procfs.js";
+import { descendants, hostHasPidNamespace, hostOf, hostPidOf, isRunning, parentOf } from "./helpers/procfs.js";
 import { WireClient } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -24,112 +23,132 @@ function read(path: string): string {
   }
 }
 
-/** Every descendant of `pid`, from the children lists of its threads, recursively. */
-function descendants(pid: number): number[] {
-  const found: number[] = [];
-  for (const pending = [pid]; pending.length > 0; ) {
-    const parent = pending.pop()!;
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${parent}/task`);
-    } catch {
-      continue;
-    }
-    for (const task of tasks) {
-      for (const child of read(`/proc/${parent}/task/${task}/children`).trim().split(" ")) {
-        if (child === "") continue;
-        found.push(Number(child));
-        pending.push(Number(child));
-      }
-    }
+/** The cgroup v2 directory a process is in (where its host makes the directory of its own), or undefined without cgroup v2. */
+function cgroupDirectoryOf(pid: number): string | undefined {
+  const mount = read("/proc/self/mountinfo")
+    .split("\n")
+    .map((line) => line.split(" "))
+    .find((fields) => fields[fields.indexOf("-") + 1] === "cgroup2" && fields[3] === "/")?.[4];
+  const path = /^0::(\/.*)$/m.exec(read(`/proc/${pid}/cgroup`))?.[1];
+  return mount && path ? join(mount, path) : undefined;
+}
+
+/** A pid is the same process while its start time is (field 22 of stat). */
+const startTime = (pid: number) => read(`/proc/${pid}/stat`).split(") ")[1]?.split(" ")[19];
+
+/** Starts, on a pipe and on a PTY, a child that leaves a setsid grandchild (`sleep 600`) and waits for it. */
+async function startTrees(client: WireClient): Promise<void> {
+  for (const tty of [false, true]) {
+    const processId = tty ? "on-pty" : "on-pipes";
+    await client.call("process/start", { processId, argv: ["sh", "-c", "setsid sleep 600 & echo started; wait"], cwd: "/", env: { PATH }, tty });
+    await vi.waitUntil(() => client.output(processId).includes("started"));
   }
-  return found;
 }
 
 describe("every execmux process SIGKILLed at once", () => {
-  it("can be tested here: `unshare --pid` works (util-linux, and root or user namespaces)", () => {
-    expect(pidNamespaceLaunch(), "unshare --pid is not possible on this machine, so these tests cannot show the guarantee").toBeDefined();
+  it("can be tested here: the process host is the init of a PID namespace of its own (root)", async () => {
+    const daemon = await spawnTestDaemon([]);
+    const host = hostOf(daemon.pid)!;
+    expect(host).toBeDefined();
+    expect(hostHasPidNamespace(host), "no PID namespace here, so these tests cannot show the guarantee").toBe(true);
+    expect(/^NSpid:\s+\d+\s+1$/m.test(read(`/proc/${host}/status`))).toBe(true);
   });
 
   it("leaves no child, setsid grandchild or zombie behind (the default)", async () => {
     const daemon = await spawnTestDaemon([]);
     const client = await WireClient.ready(daemon.url);
-    for (const tty of [false, true]) {
-      const processId = tty ? "on-pty" : "on-pipes";
-      await client.call("process/start", { processId, argv: ["sh", "-c", "setsid sleep 600 & echo started; wait"], cwd: "/", env: { PATH }, tty });
-      await vi.waitUntil(() => client.output(processId).includes("started"));
-    }
+    await startTrees(client);
     // Found before anything is killed, while every parent still holds its children.
-    const spawner = spawnerOf(daemon.pid)!;
-    const everything = descendants(daemon.pid);
-    expect(everything).toContain(spawner);
-    const execmux = [daemon.pid, ...everything.filter((pid) => /spawner-main|host-main|cli\.js\x00serve/.test(read(`/proc/${pid}/cmdline`)))];
-    // `execmux serve`, its process host, the daemon on the port the host forked, the perl that made the namespace, its init and the spawner.
-    expect(execmux).toHaveLength(6);
-    const host = execmux.find((pid) => read(`/proc/${pid}/cmdline`).includes("host-main"));
-    expect(host).toBeDefined();
+    const host = hostOf(daemon.pid)!;
+    const everything = [host, ...descendants(host)];
+    // At rest, `execmux serve` is two processes: the daemon, and the host it started (the init of its PID namespace).
+    const execmux = [daemon.pid, host];
+    expect(read(`/proc/${host}/cmdline`)).toMatch(/\/execmux-host\0/);
     const sleeps = everything.filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
     expect(sleeps).toHaveLength(2);
     // Both grandchildren left their parent's session.
     for (const pid of sleeps) expect(read(`/proc/${pid}/stat`).split(") ")[1]!.split(" ")[3]).toBe(String(pid));
-
-    // A pid is the same process while its start time is (field 22 of stat).
-    const startTime = (pid: number) => read(`/proc/${pid}/stat`).split(") ")[1]?.split(" ")[19];
     const recorded = new Map(everything.map((pid) => [pid, startTime(pid)]));
 
-    // Stopped first, all of them: none can see another go and kill the
+    // Stopped first, both of them: neither can see the other go and kill the
     // children itself, so only the namespace's end can explain their going.
-    for (const signal of ["SIGSTOP", "SIGKILL"] as const) {
-      for (const pid of execmux) {
-        try {
-          process.kill(pid, signal);
-        } catch {
-          // The spawner dies with the init as soon as the init does: ESRCH once it is reaped.
-        }
-      }
-    }
+    for (const signal of ["SIGSTOP", "SIGKILL"] as const) for (const pid of execmux) process.kill(pid, signal);
     await daemon.exited;
     // Gone from /proc altogether: killed and reaped, no zombie left.
     const left = () => [...recorded].filter(([pid, started]) => started !== undefined && startTime(pid) === started).map(([pid]) => pid);
     await vi.waitFor(() => expect(left()).toEqual([]), { timeout: 10_000, interval: 20 });
 
-    // Nobody was left to remove the host's cgroup directory: the next daemon started beside it does.
-    const parent = ownCgroupDirectory();
+    // Nobody was left to remove the host's cgroup directory: the next host started beside it does.
+    const parent = cgroupDirectoryOf(process.pid);
     expect(parent, "no cgroup v2 here: the daemon's containment cannot be checked").toBeDefined();
     const leftBehind = readdirSync(parent!).filter((name) => name.startsWith(`execmux-${host}-`));
     expect(leftBehind).toHaveLength(1);
-    // Its URL line comes once it listens, after it made its own cgroup directory.
+    // Its URL line comes once it listens, after its host made its own cgroup directory.
     await spawnTestDaemon([]);
     expect(existsSync(join(parent!, leftBehind[0]!))).toBe(false);
   });
+});
 
-  it("reports host pids from inside the namespace, and a spawner killed alone kills nobody", async () => {
+describe("the process host killed outright", () => {
+  it("takes every child with it, setsid grandchildren too, though nothing was left to kill them", async () => {
+    // Without cgroups, only the namespace can reach a grandchild that left its session.
+    const daemon = await spawnTestDaemon(["--process-containment", "process-tree"]);
+    const client = await WireClient.ready(daemon.url);
+    await startTrees(client);
+    const host = hostOf(daemon.pid)!;
+    const everything = descendants(host);
+    expect(everything.filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00")).toHaveLength(2);
+    const recorded = new Map(everything.map((pid) => [pid, startTime(pid)]));
+    process.kill(host, "SIGKILL");
+    const left = () => [...recorded].filter(([pid, started]) => started !== undefined && startTime(pid) === started).map(([pid]) => pid);
+    await vi.waitFor(() => expect(left()).toEqual([]), { timeout: 10_000, interval: 20 });
+    // The daemon cannot serve sessions whose processes are gone: it says so and stops.
+    expect((await daemon.exited).code).toBe(1);
+  });
+
+  it("would leave them running without the namespace (--spawner-pid-namespace off): what the namespace is for", async () => {
+    const daemon = await spawnTestDaemon(["--process-containment", "process-tree", "--spawner-pid-namespace", "off"]);
+    const client = await WireClient.ready(daemon.url);
+    await startTrees(client);
+    const host = hostOf(daemon.pid)!;
+    expect(hostHasPidNamespace(host)).toBe(false);
+    const sleeps = descendants(host).filter((pid) => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
+    expect(sleeps).toHaveLength(2);
+    try {
+      process.kill(host, "SIGKILL");
+      expect((await daemon.exited).code).toBe(1);
+      // Orphans of a dead subreaper: adopted by the machine's init, still running.
+      await vi.waitFor(() => expect(sleeps.map(parentOf).every((parent) => parent !== host)).toBe(true));
+      expect(sleeps.every(isRunning)).toBe(true);
+    } finally {
+      for (const pid of sleeps) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+});
+
+describe("the host's PID namespace", () => {
+  it("reports the machine's pids, while children see their own", async () => {
     const daemon = await spawnTestDaemon(["--spawner-pid-namespace", "on"]);
     const client = await WireClient.ready(daemon.url);
     for (const tty of [false, true]) {
-      await client.call("process/start", { processId: `s-${tty}`, argv: ["sleep", "600"], cwd: "/", env: { PATH }, tty });
+      await client.call("process/start", { processId: `s-${tty}`, argv: ["sh", "-c", "echo $$; exec sleep 600"], cwd: "/", env: { PATH }, tty });
+      await vi.waitUntil(() => /^\d+\s*$/.test(client.output(`s-${tty}`)));
     }
-    const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
-    const pids = list.processes.map((process) => process.pid);
-    const spawner = spawnerOf(daemon.pid)!;
-    for (const pid of pids) {
-      // The host's pid of the very process (PTY children exec sleep from perl, hence the wait).
+    const list = await client.call<{ processes: { processId: string; pid: number }[] }>("process/list", {});
+    const host = hostOf(daemon.pid)!;
+    for (const { processId, pid } of list.processes) {
+      // The machine's pid of the very process, a child of the host, which knows itself by the namespace's.
       await vi.waitUntil(() => read(`/proc/${pid}/cmdline`) === "sleep\x00600\x00");
-      expect(read(`/proc/${pid}/stat`).split(") ")[1]!.split(" ")[1]).toBe(String(spawner));
-      expect(/^NSpid:\s+(\d+)\s+\d+$/m.exec(read(`/proc/${pid}/status`))?.[1]).toBe(String(pid));
+      expect(parentOf(pid)).toBe(host);
+      const own = Number(client.output(processId).trim());
+      expect(new RegExp(`^NSpid:\\s+${pid}\\s+${own}$`, "m").test(read(`/proc/${pid}/status`))).toBe(true);
+      expect(hostPidOf(own, daemon.pid)).toBe(pid);
     }
-    process.kill(spawner, "SIGKILL");
-    await vi.waitUntil(() => spawnerOf(daemon.pid) !== undefined && spawnerOf(daemon.pid) !== spawner, { timeout: 20_000 });
-    expect(pids.every(isRunning)).toBe(true);
-    // Adopted by the daemon: terminate still reaches them by their host pids.
-    for (const tty of [false, true]) await client.call("process/terminate", { processId: `s-${tty}` });
-    await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 10_000, interval: 20 });
   });
 
-  it("reports each child's own host pid with hundreds running (the spawner's children list is longer than one read)", async () => {
+  it("reports each child's own machine pid with hundreds running", async () => {
     const daemon = await spawnTestDaemon(["--spawner-pid-namespace", "on", "--max-processes-per-session", "1000"]);
     const client = await WireClient.ready(daemon.url);
-    // A page of that list holds about 500 pids: 700 children need more than one.
     const count = 700;
     for (let first = 0; first < count; first += 50) {
       await Promise.all(

@@ -165,15 +165,20 @@ describe("domain review when the client goes away", () => {
     expect(asked.params).toMatchObject({ processId: "reviewed", request: { protocol: "http", host: "127.0.0.1" } });
     const sessionId = (setup.client.messages.find((message) => message.result?.sessionId)?.result?.sessionId as string) ?? "";
     setup.client.close();
+    await setup.client.closed;
     // The same session from a new connection: the denied request's output is there.
     const again = await WireClient.connect(setup.url);
-    await again.request("initialize", { clientName: "conformance", resumeSessionId: sessionId });
+    // Once the daemon has seen the old connection go (until then the session is still attached to it).
+    await vi.waitFor(async () => expect((await again.request("initialize", { clientName: "conformance", resumeSessionId: sessionId })).error).toBeUndefined());
     again.send({ method: "initialized", params: {} });
-    await vi.waitFor(async () => {
-      const read = await again.call<{ chunks: { chunk: string }[]; closed: boolean }>("process/read", { processId: "reviewed", afterSeq: 0 });
-      expect(read.closed).toBe(true);
-      expect(read.chunks.map(({ chunk }) => Buffer.from(chunk, "base64").toString()).join("")).toBe("403 reviewed\n");
-    });
+    await vi.waitFor(
+      async () => {
+        const read = await again.call<{ chunks: { chunk: string }[]; closed: boolean }>("process/read", { processId: "reviewed", afterSeq: 0 });
+        expect(read.closed).toBe(true);
+        expect(read.chunks.map(({ chunk }) => Buffer.from(chunk, "base64").toString()).join("")).toBe("403 reviewed\n");
+      },
+      { timeout: 10_000 },
+    );
   });
 });
 

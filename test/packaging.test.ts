@@ -1,13 +1,17 @@
 /**
  * `npm pack` of each package is complete: everything the package's manifest
  * names and everything its code loads is in the tarball or a declared
- * dependency. (The fresh-clone test covers the bin link on install.)
+ * dependency, and the server's carries its process host prebuilt, so that
+ * installing runs no script. (The fresh-clone test covers the bin link on
+ * install; the registry test installs the tarballs.)
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+// @ts-expect-error: a plain .mjs script without types.
+import { elfInfo } from "../scripts/elf-info.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -23,6 +27,9 @@ interface Manifest {
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
   publishConfig?: { access?: string };
+  scripts?: Record<string, string>;
+  os?: string[];
+  cpu?: string[];
 }
 
 /** The files `npm pack` would put in the tarball. */
@@ -32,9 +39,13 @@ function packedFiles(workspace: string): string[] {
 }
 
 const normalize = (path: string) => path.replace(/^\.\//, "");
-/** Package names of the bare specifiers that compiled code imports, statically or with import("..."). */
+/**
+ * Package names of the bare specifiers that compiled code imports, statically or with import("...").
+ * Not what a bundled library writes into a template literal as code it generates (ajv's standalone
+ * mode: `require("ajv-formats/dist/formats")`, never run by the daemon).
+ */
 function importedPackages(source: string): string[] {
-  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\(\s*)"([^".][^"]*)"/g)].map((match) => match[1]!);
+  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|(?<!`)\brequire\(\s*)"([^".][^"]*)"/g)].map((match) => match[1]!);
   return specifiers
     .filter((specifier) => !specifier.startsWith("node:") && !builtinModules.includes(specifier))
     .map((specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/"));
@@ -91,5 +102,35 @@ describe("the server package", () => {
     expect(execFileSync("git", ["ls-files", `server/${bin}`], { cwd: root, encoding: "utf8" }).trim()).toBe(`server/${bin}`);
     const files = packedFiles("server");
     for (const path of [bin, "dist/cli.js", "console-dist/index.html", "console-dist/console.js", "console-dist/execmux-client.js"]) expect(files).toContain(path);
+  });
+});
+
+describe("the server package's process host", () => {
+  const manifest = JSON.parse(readFileSync(`${root}server/package.json`, "utf8")) as Manifest;
+  // Packing runs the prepack script, which builds the prebuilt host afresh.
+  const files = packedFiles("server");
+  const platform = `${process.platform}-${process.arch}`;
+
+  it("is in the tarball prebuilt for this platform, statically linked (no loader, no libc needed), with its sources", () => {
+    expect(files).toContain(`native/prebuilt/${platform}/execmux-host`);
+    expect(elfInfo(`${root}server/native/prebuilt/${platform}/execmux-host`)).toEqual({ arch: process.arch, static: true });
+    expect(files).toEqual(expect.arrayContaining(["native/src/main.c", "native/src/host.h"]));
+    // The clone's own build (dynamically linked, with debug information) stays out.
+    expect(files.filter((path) => path.startsWith("native/bin/"))).toEqual([]);
+  });
+
+  it("is built when the package is packed, never when it is installed: no install script, no os or cpu field", () => {
+    expect(manifest.scripts).toEqual({ prepack: "node ../scripts/build-native.mjs --prebuilt" });
+    expect(files.filter((path) => path.endsWith("binding.gyp"))).toEqual([]);
+    // Either would refuse the whole package, client commands included, on a machine that only drives a remote daemon.
+    expect(manifest.os).toBeUndefined();
+    expect(manifest.cpu).toBeUndefined();
+  });
+
+  it("leaves every production dependency without an install script (only the bench's and the build's have one)", () => {
+    const lock = JSON.parse(readFileSync(`${root}package-lock.json`, "utf8")) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }> };
+    const withScripts = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript);
+    expect(withScripts.length).toBeGreaterThan(0);
+    expect(withScripts.filter(([, entry]) => !entry.dev).map(([path]) => path)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
-import { hostPidOf, isRunning, spawnerOf, zombieChildren } from "./helpers/procfs.js";
+import { hostOf, hostPidOf, isRunning, zombieChildren } from "./helpers/procfs.js";
 import { WireClient, b64 } from "./helpers/wire-client.js";
 
 const PATH = process.env.PATH ?? "/usr/bin:/bin";
@@ -95,13 +95,14 @@ describe("terminate", () => {
     // The grandchild ignores SIGTERM, so only the SIGKILL after the grace reaches it.
     await start(client, "tree", ["sh", "-c", "sh -c 'trap \"\" TERM; echo $$; while :; do sleep 1; done' & sleep 60 & echo $!; wait"]);
     await vi.waitUntil(() => client.output("tree").trim().split("\n").length === 2);
-    const pids = client.output("tree").trim().split("\n").map((pid) => hostPidOf(Number(pid)));
+    const pids = client.output("tree").trim().split("\n").map((pid) => hostPidOf(Number(pid), daemon));
     expect(pids.every(isRunning)).toBe(true);
 
     expect(await client.call("process/terminate", { processId: "tree" })).toEqual({ running: true });
     await client.closedOf("tree");
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]));
-    expect(zombieChildren()).toEqual([]);
+    // The host reaped everything: none of its children is left a zombie.
+    await vi.waitFor(() => expect(zombieChildren(hostOf(daemon)!)).toEqual([]));
   });
 
   it("also reaches jobs an interactive shell moved to their own process group", async () => {
@@ -110,7 +111,7 @@ describe("terminate", () => {
     await start(client, "i", ["bash", "--norc", "-i"], { tty: true, env: { PATH, PS1: "$ " } });
     await client.call("process/write", { processId: "i", chunk: b64("sleep 300 & echo job=$!\n") });
     await vi.waitUntil(() => /job=(\d+)/.test(client.output("i")));
-    const jobPid = hostPidOf(Number(/job=(\d+)/.exec(client.output("i"))![1]));
+    const jobPid = hostPidOf(Number(/job=(\d+)/.exec(client.output("i"))![1]), daemon);
     expect(isRunning(jobPid)).toBe(true);
     await client.call("process/terminate", { processId: "i" });
     await client.closedOf("i");
@@ -185,21 +186,20 @@ describe("PTY size and stdin", () => {
 });
 
 describe("who forks", () => {
-  // fork() from the daemon copies its page tables on the event loop; the
-  // small spawner process forks every child instead, PTY children too.
-  it.each([true, false])("forks the child from the spawner process, never from the daemon (tty %s)", async (tty) => {
+  // fork() from the daemon would copy its page tables on the event loop; the
+  // process host (server/native, a small C program) spawns every child
+  // instead, PTY children too, and stays their parent: it reaps them.
+  it.each([true, false])("spawns the child from the process host, never from the daemon (tty %s)", async (tty) => {
     const daemon = await startTestDaemon();
     const client = await WireClient.ready(daemon.url);
-    // Once it prints, the PTY wrapper has taken the terminal and exec'd it
-    // (the same pid): read earlier, /proc can show no controlling terminal yet.
     await start(client, "c", ["sh", "-c", "echo ready; exec sleep 600"], { tty });
     await client.next((message) => message.method === "process/output" && message.params?.processId === "c");
     const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
     const pid = list.processes[0]!.pid;
     const parent = Number(readStat(pid)![1]);
     expect(parent).not.toBe(process.pid);
-    expect(parent).toBe(spawnerOf(process.pid));
-    expect(readFileSync(`/proc/${parent}/cmdline`, "latin1")).toMatch(/spawner-main\.js\0$/);
+    expect(parent).toBe(hostOf(daemon));
+    expect(readFileSync(`/proc/${parent}/cmdline`, "latin1")).toMatch(/\/execmux-host\0/);
     if (!tty) return;
     // Still a session of its own with the terminal as its controlling one:
     // session id, terminal (tty_nr) and foreground group (tpgid).

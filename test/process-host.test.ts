@@ -1,31 +1,34 @@
 /**
- * The process host (server/src/host): `execmux serve` keeps sessions,
- * processes and retained output in a process that faces no network, so the
- * daemon listening on the port can die and be started again with the same
- * command while every process keeps running and every client resumes.
+ * The process host (server/native, `execmux-host`): every process lives
+ * there, with its pipes or terminal and its retained output. For `execmux
+ * serve` on a fixed address the host outlives the daemon and is found again
+ * by its socket, so the daemon can be SIGKILLed, or hand over on SIGUSR2,
+ * and the same command started again takes every session back: clients
+ * reconnect and resume, every byte once, in order.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { PassThrough, Readable } from "node:stream";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { WebSocket } from "ws";
 import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
-import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { launchServe, runCli, spawnDaemon, type RunningDaemon } from "./helpers/cli.js";
 import { freePort } from "./helpers/free-port.js";
-import { frontOf, hostOf, hostPidOf, isRunning, spawnerOf } from "./helpers/procfs.js";
+import { metric } from "./helpers/http.js";
+import { descendants, hostOf, hostPidOf, isRunning } from "./helpers/procfs.js";
 import { TEST_TLS_CERT, TEST_TLS_KEY } from "./helpers/tls-fixture.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
-import { agreedVersion, hostSocketPath } from "../server/dist/host/host-protocol.js";
-import { encodeFrame, FrameKind, FrameReader, readFirstFrame } from "../server/dist/host/link-frames.js";
+import { HostLink } from "../server/dist/host/host-link.js";
+import { LINK_VERSION, Msg, Reader, Writer } from "../server/dist/host/link-codec.js";
+import { hostSocketPath } from "../server/dist/host/state-directory.js";
 
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 const reconnect = { initialDelayMs: 5, maxDelayMs: 100, giveUpAfterMs: 60_000 };
+const PATH = process.env.PATH ?? "/usr/bin:/bin";
 
 /**
  * Prints LINES numbered lines, one every millisecond or so (long enough to be
@@ -37,7 +40,6 @@ const PRINTER =
 const LINES = 1500;
 const expected = (name: string, tty: boolean) =>
   Array.from({ length: LINES }, (_, index) => `${name} line ${index + 1}${tty ? "\r\n" : "\n"}`).join("");
-
 
 /** The same `execmux serve` command every time: a fixed port, a private state directory. */
 async function daemonCommand(): Promise<string[]> {
@@ -71,6 +73,8 @@ function maskedTextFrame(text: string): Buffer {
 
 /** Resolves once the handle printed something. */
 const firstOutput = (handle: ProcessHandle) => new Promise<void>((resolve) => handle.onOutput(() => resolve()));
+/** The number a process printed first (its `$$`, say). */
+const printedNumber = (handle: ProcessHandle) => new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString()))));
 
 async function pidsOf(client: ExecmuxClient): Promise<Map<string, number | null>> {
   return new Map((await client.list()).map((info) => [info.processId, info.pid]));
@@ -93,71 +97,106 @@ async function stop(daemon: RunningDaemon): Promise<void> {
 }
 
 describe("a daemon restart", () => {
-  // A plain client's socket belongs to the host once the daemon handed it over: the daemon's death does not even drop it.
-  // A TLS client's bytes are relayed by the daemon (its TLS session lives there): it reconnects and resumes.
-  it.each([
-    { transport: "plain", killed: "daemon listening on the port" },
-    { transport: "tls", killed: "execmux serve" },
-  ] as const)("is invisible but for a reconnect: 24 pipe and PTY processes streaming while the $killed is SIGKILLed ($transport client)", async ({ transport, killed }) => {
-    const command = [...(await daemonCommand()), ...(transport === "tls" ? tlsArguments() : [])];
+  it.each(["plain", "tls"] as const)(
+    "loses nothing but the connection: 24 pipe and PTY processes streaming while `execmux serve` is SIGKILLed and started again (%s client)",
+    async (transport) => {
+      const command = [...(await daemonCommand()), ...(transport === "tls" ? tlsArguments() : [])];
+      let daemon = await spawnDaemon(command);
+      const host = hostOf(daemon.child.pid!)!;
+      expect(host).toBeDefined();
+      const client = await connect(daemon.url, { reconnect, ...(transport === "tls" ? { WebSocket: TrustingWebSocket as never } : {}) });
+      let resumed = 0;
+      let disconnected = 0;
+      client.on("resumed", () => resumed++);
+      client.on("disconnected", () => disconnected++);
+
+      const names = Array.from({ length: 24 }, (_, index) => `p${index}`);
+      const go = join(scratchDirectory("process-host-go"), "go");
+      const handles = await Promise.all(names.map((name, index) => client.start({ argv: ["perl", "-e", PRINTER, name, String(LINES), go], tty: index % 2 === 1 })));
+      const results = handles.map(collect);
+      const pidsBefore = await pidsOf(client);
+      await Promise.all(handles.map(firstOutput));
+
+      daemon.child.kill("SIGKILL");
+      expect(await daemon.exited).toEqual({ code: null, signal: "SIGKILL" });
+      // The processes never noticed: the host holds them, and their output meanwhile.
+      expect(isRunning(host)).toBe(true);
+      for (const pid of pidsBefore.values()) expect(isRunning(pid!)).toBe(true);
+
+      daemon = await spawnDaemon(command);
+      // The same command found the running host instead of starting another.
+      expect(hostOf(daemon.child.pid!)).toBe(host);
+
+      writeFileSync(go, "");
+      const finished = await Promise.all(results);
+      finished.forEach((result, index) => {
+        const name = names[index]!;
+        expect(result.exitCode, name).toBe(0);
+        expect(sha256(result.data), name).toBe(sha256(expected(name, index % 2 === 1)));
+        expect(strictlyIncreasing(result.seqs), name).toBe(true);
+      });
+      // The client saw its connection drop with the daemon, and resumed on the next one.
+      expect(disconnected).toBeGreaterThanOrEqual(1);
+      expect(resumed).toBeGreaterThanOrEqual(1);
+      expect(await pidsOf(client)).toEqual(pidsBefore);
+
+      client.close();
+      await stop(daemon);
+      // Nothing outlives the final shutdown: not the host, not a process.
+      await vi.waitFor(() => expect([host, ...pidsBefore.values()].filter((pid) => isRunning(pid!))).toEqual([]));
+    },
+    120_000,
+  );
+
+  it("lets a process the old daemon had paused (its client stopped reading) run on without it, and the next daemon's client read it", async () => {
+    const command = await daemonCommand();
     let daemon = await spawnDaemon(command);
+    const stalled = await WireClient.connect(daemon.url);
+    const { sessionId } = await stalled.call<{ sessionId: string }>("initialize", { clientName: "stalled" });
+    stalled.send({ method: "initialized", params: {} });
+    stalled.pauseReading();
+    // 20 MB for a client that reads nothing: flow control pauses the process (it blocks on write).
+    stalled.send({ id: "flood", method: "process/start", params: { processId: "flood", argv: ["sh", "-c", "head -c 20000000 /dev/zero; echo; echo end"], cwd: "/", env: { PATH } } });
     const host = hostOf(daemon.child.pid!)!;
-    expect(host).toBeDefined();
-    const front = frontOf(host)!;
-    expect(front).toBeDefined();
-    const client = await connect(daemon.url, { reconnect, ...(transport === "tls" ? { WebSocket: TrustingWebSocket as never } : {}) });
-    let resumed = 0;
-    let disconnected = 0;
-    client.on("resumed", () => resumed++);
-    client.on("disconnected", () => disconnected++);
-
-    const names = Array.from({ length: 24 }, (_, index) => `p${index}`);
-    const go = join(scratchDirectory("process-host-go"), "go");
-    const handles = await Promise.all(names.map((name, index) => client.start({ argv: ["perl", "-e", PRINTER, name, String(LINES), go], tty: index % 2 === 1 })));
-    const results = handles.map(collect);
-    const pidsBefore = await pidsOf(client);
-    await Promise.all(handles.map(firstOutput));
-
-    if (killed === "execmux serve") daemon.child.kill("SIGKILL");
-    else process.kill(front, "SIGKILL");
-    // Either takes the other with it: `execmux serve` exits as its daemon did, as a shell would report it.
-    expect(await daemon.exited).toEqual(killed === "execmux serve" ? { code: null, signal: "SIGKILL" } : { code: 137, signal: null });
-    // The processes never noticed: the host holds them.
-    expect(isRunning(host)).toBe(true);
-    for (const pid of pidsBefore.values()) expect(isRunning(pid!)).toBe(true);
+    // The daemon paused it (its metrics count the pause it told the host of), and it blocks.
+    await vi.waitFor(async () => expect(await metric(daemon.url, "execmux_flow_control_pauses_total")).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    const flood = await vi.waitFor(
+      () => {
+        const pid = descendantNamed(host, "head");
+        expect(pid).toBeDefined();
+        expect(blockedOnWrite(pid!)).toBe(true);
+        return pid!;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+    stalled.close();
+    // With no daemon, the host reads on (keeping the newest output, as always): the process finishes.
+    await vi.waitFor(() => expect(isRunning(flood)).toBe(false), { timeout: 20_000 });
 
     daemon = await spawnDaemon(command);
-    // The same command found the running host instead of starting another, and the host started a new daemon.
-    expect(hostOf(daemon.child.pid!)).toBeUndefined();
-    expect(frontOf(host)).toEqual(expect.any(Number));
-    expect(frontOf(host)).not.toBe(front);
-
-    writeFileSync(go, "");
-    const finished = await Promise.all(results);
-    finished.forEach((result, index) => {
-      const name = names[index]!;
-      expect(result.exitCode, name).toBe(0);
-      expect(sha256(result.data), name).toBe(sha256(expected(name, index % 2 === 1)));
-      expect(strictlyIncreasing(result.seqs), name).toBe(true);
-    });
-    if (transport === "tls") expect(resumed).toBeGreaterThanOrEqual(1);
-    else expect({ disconnected, resumed }).toEqual({ disconnected: 0, resumed: 0 });
-    expect(isRunning(front)).toBe(false);
-    expect(await pidsOf(client)).toEqual(pidsBefore);
-
-    client.close();
+    // An upstream client resumes the session (no cursors: it reads by itself) and finds the end of the output.
+    const reader = await WireClient.connect(daemon.url);
+    await reader.call("initialize", { clientName: "reader", resumeSessionId: sessionId });
+    reader.send({ method: "initialized", params: {} });
+    const { processes } = await reader.call<{ processes: { processId: string; state: string; nextSeq: number }[] }>("process/list", {});
+    expect(processes).toMatchObject([{ processId: "flood", state: "closed" }]);
+    const tail = await reader.call<{ chunks: { chunk: string }[]; closed: boolean; gap?: unknown }>("process/read", { processId: "flood", afterSeq: Math.max(0, processes[0]!.nextSeq - 10) });
+    expect(Buffer.concat(tail.chunks.map((chunk) => Buffer.from(chunk.chunk, "base64"))).toString()).toMatch(/end\n$/);
+    expect(tail.closed).toBe(true);
+    reader.close();
     await stop(daemon);
-    // Nothing outlives the final shutdown: not the host, not a process.
-    await vi.waitFor(() => expect([host, ...pidsBefore.values()].filter((pid) => isRunning(pid!))).toEqual([]));
-  }, 120_000);
+  }, 90_000);
 
-  it("hands its sessions over on SIGUSR2 (a planned restart or upgrade) and exits 0; the next daemon resumes them", async () => {
+  it("hands its sessions over on SIGUSR2 (a planned restart or upgrade) and exits 0; clients come back to the next daemon and resume", async () => {
     const command = await daemonCommand();
     let daemon = await spawnDaemon(command);
     const host = hostOf(daemon.child.pid!)!;
     const client = await connect(daemon.url, { reconnect });
-    let disconnected = 0;
-    client.on("disconnected", () => disconnected++);
+    let resumed = 0;
+    client.on("resumed", () => resumed++);
+    const raw = await WireClient.ready(daemon.url);
     const go = join(scratchDirectory("process-host-go"), "go");
     writeFileSync(go, ""); // only the output matters here
     const handle = await client.start({ argv: ["perl", "-e", PRINTER, "only", String(LINES), go] });
@@ -167,14 +206,16 @@ describe("a daemon restart", () => {
     daemon.child.kill("SIGUSR2");
     // Started at once, as a deploy script would: it waits for the old daemon to let go of the port.
     const next = spawnDaemon(command);
+    // Told to come back (1012: service restart), not dropped.
+    expect(await raw.closed).toBe(1012);
     expect((await daemon.exited).code).toBe(0);
     expect(isRunning(host)).toBe(true);
     daemon = await next;
+    expect(hostOf(daemon.child.pid!)).toBe(host);
     const { data, exitCode } = await result;
     expect(exitCode).toBe(0);
     expect(sha256(data)).toBe(sha256(expected("only", false)));
-    // The host kept the client's connection through the hand-over, and the next daemon takes new ones.
-    expect(disconnected).toBe(0);
+    expect(resumed).toBeGreaterThanOrEqual(1);
     const newcomer = await WireClient.ready(daemon.url);
     expect(await newcomer.call("process/list", {})).toEqual({ processes: [] });
     newcomer.close();
@@ -184,18 +225,13 @@ describe("a daemon restart", () => {
     await vi.waitFor(() => expect(isRunning(host)).toBe(false));
   }, 60_000);
 
-  it("starts one host when two daemons for one address start at once, and refuses a second daemon while one serves", async () => {
+  it("refuses a second daemon for the same address while one is attached, naming it, and the first keeps serving", async () => {
     const command = await daemonCommand();
-    const racers = await Promise.allSettled([spawnDaemon(command), spawnDaemon(command)]);
-    const winners = racers.filter((racer) => racer.status === "fulfilled");
-    expect(winners).toHaveLength(1);
-    const loser = racers.find((racer) => racer.status === "rejected") as PromiseRejectedResult;
-    // The lock lets one start a host; the other attaches to that host after it and is refused (two hosts would mean a second listener).
-    expect(String(loser.reason)).toMatch(/another execmux daemon \(pid \d+\) is attached/);
-    const daemon = (winners[0] as PromiseFulfilledResult<RunningDaemon>).value;
+    const daemon = await spawnDaemon(command);
     const second = await runCli(["serve", ...command]);
     expect(second.code).not.toBe(0);
-    expect(second.stderr).toMatch(/another execmux daemon \(pid \d+\) is attached/);
+    // Whichever it meets first: the host turning it away (naming the daemon it serves), or the port.
+    expect(second.stderr).toMatch(new RegExp(`another execmux daemon \\(pid ${daemon.child.pid}\\) is attached to this process host|EADDRINUSE`));
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["echo", "still serving"] });
     expect((await collect(handle)).data.toString()).toBe("still serving\n");
@@ -203,34 +239,73 @@ describe("a daemon restart", () => {
     await stop(daemon);
   }, 60_000);
 
-  it("ends a port-0 daemon's host with the daemon: nobody could find that host again", async () => {
-    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--state-directory", join(scratchDirectory("process-host"), "state")]);
-    const host = hostOf(daemon.child.pid!)!;
+  it("starts one host when two daemons for one address start at once: one serves, the other is refused", async () => {
+    const command = await daemonCommand();
+    const racers = await Promise.allSettled([spawnDaemon(command), spawnDaemon(command)]);
+    const winners = racers.filter((racer) => racer.status === "fulfilled");
+    expect(winners).toHaveLength(1);
+    const loser = racers.find((racer) => racer.status === "rejected") as PromiseRejectedResult;
+    // Whichever it met first: the host turning it away (naming the daemon it serves), or the port.
+    expect(String(loser.reason)).toMatch(/another execmux daemon \(pid \d+\) is attached to this process host|EADDRINUSE/);
+    const daemon = (winners[0] as PromiseFulfilledResult<RunningDaemon>).value;
     const client = await connect(daemon.url, { reconnect: false });
-    const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
-    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
-    daemon.child.kill("SIGKILL");
-    await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
+    const handle = await client.start({ argv: ["echo", "still serving"] });
+    expect((await collect(handle)).data.toString()).toBe("still serving\n");
+    client.close();
+    await stop(daemon);
   }, 60_000);
 
-  it("stops everything on a SIGTERM sent while its daemon is still starting: the host holds the signal until the daemon can act on it", async () => {
+  it("stops everything on a SIGTERM sent while its daemon is still starting: a stop, not a restart", async () => {
     const command = [...(await daemonCommand()).filter((argument) => argument !== "warn" && argument !== "--log-level"), "--log-level", "info"];
     const first = await spawnDaemon(command);
     const host = hostOf(first.child.pid!)!;
     const client = await connect(first.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
-    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), first.child.pid);
+    const pid = hostPidOf(await printedNumber(handle), first.child.pid!);
     client.close();
     first.child.kill("SIGUSR2");
     expect((await first.exited).code).toBe(0);
 
     const { child, exited } = launchServe(command);
-    // Logged once the host has been asked for the daemon, which then takes a while to listen.
-    await new Promise<void>((resolve) => createInterface({ input: child.stderr! }).on("line", (line) => line.includes("found the running process host") && resolve()));
+    // Its first log line, before it has asked for the host: its signal handlers are in, it is far from listening.
+    await new Promise<void>((resolve) => createInterface({ input: child.stderr! }).on("line", (line) => line.includes("tokens loaded") && resolve()));
     child.kill("SIGTERM");
     expect(await exited).toEqual({ code: 0, signal: null });
     // A stop, not a restart: the session's process and the host are gone.
     await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000 });
+  }, 60_000);
+
+  it("keeps every session when the port is taken: the daemon cannot listen, and leaves the host to one that can", async () => {
+    const command = await daemonCommand();
+    let daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    const client = await WireClient.connect(daemon.url);
+    const { sessionId } = await client.call<{ sessionId: string }>("initialize", { clientName: "kept" });
+    client.send({ method: "initialized", params: {} });
+    await client.call("process/start", { processId: "kept", argv: ["sh", "-c", "echo $$; exec sleep 600"], cwd: "/", env: { PATH } });
+    await vi.waitUntil(() => /^\d+\n$/.test(client.output("kept")));
+    const pid = hostPidOf(Number(client.output("kept")), daemon.child.pid!);
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+
+    // Something else holds the port meanwhile.
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(Number(new URL(listenOf(command)).port), "127.0.0.1", resolve));
+    const refused = await runCli(["serve", ...command]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/EADDRINUSE/);
+    expect([host, pid].every(isRunning)).toBe(true);
+    await new Promise<void>((resolve) => squatter.close(() => resolve()));
+
+    daemon = await spawnDaemon(command);
+    expect(hostOf(daemon.child.pid!)).toBe(host);
+    const resumed = await WireClient.connect(daemon.url);
+    await resumed.call("initialize", { clientName: "back", resumeSessionId: sessionId });
+    resumed.send({ method: "initialized", params: {} });
+    const { processes } = await resumed.call<{ processes: { processId: string; pid: number; state: string }[] }>("process/list", {});
+    expect(processes).toMatchObject([{ processId: "kept", pid, state: "running" }]);
+    resumed.close();
+    await stop(daemon);
   }, 60_000);
 
   it("stops, saying so, when its host dies (every session went with it), and leaves no process behind", async () => {
@@ -239,120 +314,103 @@ describe("a daemon restart", () => {
     const host = hostOf(daemon.child.pid!)!;
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
-    const pid = hostPidOf(await new Promise<number>((resolve) => handle.onOutput((event) => resolve(Number(Buffer.from(event.data).toString())))), daemon.child.pid);
+    const pid = hostPidOf(await printedNumber(handle), daemon.child.pid!);
     process.kill(host, "SIGKILL");
     expect((await daemon.exited).code).toBe(1);
     expect(daemon.stderr()).toContain("the process host is gone");
-    // Its spawner saw the host go and took every child with it.
+    // The host was the init of the processes' PID namespace: they went with it.
     await vi.waitFor(() => expect(isRunning(pid)).toBe(false), { timeout: 15_000 });
+  }, 60_000);
+});
+
+describe("a host with no daemon", () => {
+  it("keeps its sessions for their TTL, then ends them and itself: nothing is left once no daemon and no session is", async () => {
+    const command = [...(await daemonCommand()), "--session-ttl-ms", "1500"];
+    const daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    const client = await connect(daemon.url, { reconnect: false });
+    const handle = await client.start({ argv: ["sh", "-c", "echo $$; exec sleep 600"] });
+    const pid = hostPidOf(await printedNumber(handle), daemon.child.pid!);
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+    client.close();
+    // Still there for a daemon that comes back within the TTL...
+    expect([host, pid].every(isRunning)).toBe(true);
+    // ...and gone once the session expired: the host expires it itself.
+    await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]), { timeout: 15_000, interval: 100 });
+    expect(readFileSync(`${hostSocketPath(stateOf(command), listenOf(command))}.log`, "utf8")).toContain("expired with no daemon attached");
+  }, 60_000);
+
+  it("ends at once when its daemon hands over with no session left to keep", async () => {
+    const command = await daemonCommand();
+    const daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    daemon.child.kill("SIGUSR2");
+    expect((await daemon.exited).code).toBe(0);
+    await vi.waitFor(() => expect(isRunning(host)).toBe(false), { timeout: 15_000 });
   }, 60_000);
 });
 
 describe("a daemon run under V8's profiler", () => {
   // --perf-basic-prof opens /tmp/perf-PID.map before any JavaScript runs, and
-  // without close-on-exec: taken for an inherited descriptor and closed, its
-  // number went to the next client socket, and V8 wrote symbol lines into it
-  // ahead of the 101 (the client saw "Expected HTTP/").
-  it("answers every client as usual: the profiler's map file is not taken for an inherited descriptor", async () => {
+  // without close-on-exec: no descriptor of the daemon's may end up in the
+  // host or its children, nor be taken for a client socket.
+  it("answers every client as usual", async () => {
     const daemon = await spawnDaemon(await daemonCommand(), { NODE_OPTIONS: "--perf-basic-prof-only-functions" });
-    const host = hostOf(daemon.child.pid!)!;
-    const front = frontOf(host)!;
-    const spawner = spawnerOf(host)!;
-    // The spawner's map is named after its pid in its own PID namespace (the last of NSpid).
-    const spawnerPid = readFileSync(`/proc/${spawner}/status`, "latin1").match(/^NSpid:(.*)$/m)![1]!.trim().split(/\s+/).pop();
     try {
-      // The front closed what it inherited at its start, but kept its own map open.
-      const frontFiles = readdirSync(`/proc/${front}/fd`).map((fd) => readlinkOrEmpty(`/proc/${front}/fd/${fd}`));
-      expect(frontFiles).toContain(`/tmp/perf-${front}.map`);
       for (let client = 0; client < 3; client++) {
         const wire = await WireClient.ready(daemon.url);
         const processId = `profiled-${client}`;
-        await wire.call("process/start", { processId, argv: ["echo", "hi"], cwd: "/", env: { PATH: "/usr/bin:/bin" }, tty: false });
+        await wire.call("process/start", { processId, argv: ["sh", "-c", "echo hi; ls -l /proc/self/fd"], cwd: "/", env: { PATH }, tty: false });
         await wire.closedOf(processId);
-        const output = wire.notifications(processId).filter((message) => message.method === "process/output");
-        expect(Buffer.concat(output.map((message) => Buffer.from(String(message.params?.chunk), "base64"))).toString()).toBe("hi\n");
+        const [first, ...listing] = wire.output(processId).trim().split("\n");
+        expect(first).toBe("hi");
+        // 0, 1, 2 and ls's own directory: nothing of the daemon's, its profiler's map least of all.
+        expect(listing.filter((line) => / \d+ -> /.test(line)).length).toBeLessThanOrEqual(4);
+        expect(listing.join("\n")).not.toContain("perf-");
         wire.close();
       }
     } finally {
       await stop(daemon);
-      for (const pid of [daemon.child.pid!, host, front, spawnerPid]) rmSync(`/tmp/perf-${pid}.map`, { force: true });
+      rmSync(`/tmp/perf-${daemon.child.pid}.map`, { force: true });
     }
   }, 60_000);
 });
 
-const readlinkOrEmpty = (path: string) => {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return "";
-  }
-};
-
-describe("the host's socket", () => {
-  it("keeps the token out of the host's environment: it has no EXECMUX_* setting but its own", async () => {
+describe("the host's environment", () => {
+  it("holds no EXECMUX_* setting, so no token: every child could read it (the host is their pid 1), and the host needs none", async () => {
     const secret = randomBytes(16).toString("hex");
     const daemon = await spawnDaemon(await daemonCommand(), { EXECMUX_TOKEN: secret });
     const host = hostOf(daemon.child.pid!)!;
     const environment = readFileSync(`/proc/${host}/environ`, "latin1");
     expect(environment).not.toContain(secret);
-    const names = environment.split("\0").filter((entry) => entry.startsWith("EXECMUX_")).map((entry) => entry.split("=")[0]);
-    expect(names.sort()).toEqual(["EXECMUX_HOST_CONFIG", "EXECMUX_HOST_PRIVATE", "EXECMUX_HOST_SOCKET"]);
-    await stop(daemon);
-  }, 60_000);
-
-  it("is out of a sandboxed process's sight: it could speak to the host as the daemon does, with no token", async () => {
-    const command = await daemonCommand();
-    const daemon = await spawnDaemon(command);
-    const { path } = hostSocketPath(stateOf(command), listenOf(command));
-    const client = await WireClient.ready(daemon.url);
-    const project = scratchDirectory("process-host-project");
-    const look = async (processId: string, sandbox: unknown) => {
-      await client.call("process/start", { processId, argv: ["bash", "-c", `test -S ${path} && echo visible || echo hidden`], cwd: pathToFileUri(project), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, tty: false, sandbox });
-      await client.closedOf(processId);
-      return client.output(processId);
-    };
-    expect(await look("plain", null)).toBe("visible\n");
-    expect(await look("boxed", codexSandbox("workspace-write", project))).toBe("hidden\n");
+    expect(environment.split("\0").filter((entry) => entry.startsWith("EXECMUX_"))).toEqual([]);
+    const client = await WireClient.ready(daemon.url, secret);
+    await client.call("process/start", { processId: "peek", argv: ["sh", "-c", "tr '\\0' '\\n' < /proc/1/environ; echo done"], cwd: "/", env: { PATH } });
+    await client.closedOf("peek");
+    expect(client.output("peek")).toMatch(/done\n$/);
+    expect(client.output("peek")).not.toContain(secret);
     client.close();
     await stop(daemon);
   }, 60_000);
 });
 
 describe("a client that stops reading", () => {
-  it("is dropped when it stops answering pings, though its link waits behind the output it did not read", async () => {
+  it("is dropped when it stops answering pings, though output waits for it", async () => {
     const command = [...(await daemonCommand()), "--ping-interval-ms", "200", "--ping-timeout-ms", "400", "--max-connections-per-client", "1"];
     const daemon = await spawnDaemon(command);
     const stalled = await WireClient.ready(daemon.url);
     await stalled.call("process/start", { processId: "flood", argv: ["cat", "/dev/zero"], cwd: "/", env: {} });
     stalled.pauseReading();
-    // Its one connection slot frees only once the daemon has dropped it: the
-    // host's terminate travels on the control link, around the paused data.
+    // Its one connection slot frees only once the daemon has dropped it.
     await connectionSlotFrees(daemon.url, 20_000);
     stalled.close();
     await stop(daemon);
   }, 60_000);
 });
 
-describe("the connection quota", () => {
-  it("counts the connections an earlier daemon handed over: they stay with the host", async () => {
-    const command = [...(await daemonCommand()), "--max-connections-per-client", "2"];
-    let daemon = await spawnDaemon(command);
-    const held = [await WireClient.ready(daemon.url), await WireClient.ready(daemon.url)];
-    daemon.child.kill("SIGKILL");
-    await daemon.exited;
-    daemon = await spawnDaemon(command);
-    // Both still speak to the host, and a third connection is one too many for the new daemon as well.
-    for (const client of held) expect(await client.call("process/list", {})).toEqual({ processes: [] });
-    await expect(WireClient.connect(daemon.url)).rejects.toThrow(/429/);
-    held[0]!.close();
-    await connectionSlotFrees(daemon.url, 20_000);
-    held[1]!.close();
-    await stop(daemon);
-  }, 60_000);
-});
-
-describe("a client's WebSocket through the daemon", () => {
-  it("gets its pings answered, and on SIGTERM a close with a code, as from an in-process daemon", async () => {
+describe("a client's WebSocket", () => {
+  it("gets its pings answered, and on SIGTERM a close with a code", async () => {
     const daemon = await spawnDaemon(await daemonCommand());
     const socket = new WebSocket(daemon.url);
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
@@ -365,7 +423,6 @@ describe("a client's WebSocket through the daemon", () => {
     expect((await daemon.exited).code).toBe(0);
   }, 60_000);
 
-  // The daemon hands the socket over after reading the handshake: whatever the client sent right behind it must reach the host.
   it.each(["in the handshake's own write", "right behind the handshake, before the 101"])("loses no byte a client sends %s", async (when) => {
     const daemon = await spawnDaemon(await daemonCommand());
     const { port } = new URL(daemon.url);
@@ -401,8 +458,8 @@ describe("a client's WebSocket through the daemon", () => {
     await stop(daemon);
   }, 60_000);
 
-  it("is let go when the host closes it while it reads nothing, though the close waits behind output", async () => {
-    // Pings would drop it anyway: they are out of the way here, so only the host's word over the control link can.
+  it("is let go when a takeover closes it while it reads nothing, though the close waits behind output", async () => {
+    // Pings would drop it anyway: they are out of the way here.
     const command = [...(await daemonCommand()), "--ping-interval-ms", "600000", "--max-connections-per-client", "2"];
     const daemon = await spawnDaemon(command);
     const stalled = await WireClient.connect(daemon.url);
@@ -410,15 +467,13 @@ describe("a client's WebSocket through the daemon", () => {
     stalled.send({ method: "initialized", params: {} });
     await stalled.call("process/start", { processId: "flood", argv: ["cat", "/dev/zero"], cwd: "/", env: {} });
     stalled.pauseReading();
-    // Another connection takes the session over: the host closes the first (4001) behind the output it did not read.
+    // Another connection takes the session over: the daemon closes the first (4001) behind the output it did not read.
     const taker = await WireClient.connect(daemon.url);
     await taker.call("initialize", { clientName: "taker", resumeSessionId: sessionId, takeover: true });
     taker.send({ method: "initialized", params: {} });
     // The taker keeps every message it reads: the flood stops before it fills this process.
     await taker.call("process/terminate", { processId: "flood" });
-    // The stalled socket's slot frees only once the daemon has dropped it:
-    // after ws's 30 s for a close handshake, as in-process, and the front's
-    // 10 s for what is still on its way.
+    // The stalled socket's slot frees only once the daemon has dropped it: after ws's 30 s for a close handshake.
     await connectionSlotFrees(daemon.url, 55_000);
     taker.close();
     stalled.close();
@@ -426,65 +481,99 @@ describe("a client's WebSocket through the daemon", () => {
   }, 90_000);
 });
 
-describe("how a daemon and a host agree", () => {
-  it("speaks the older of the two newest link versions, and nothing when the ranges do not meet", () => {
-    expect(agreedVersion({ linkVersion: 3, minLinkVersion: 1 }, { linkVersion: 2, minLinkVersion: 2 })).toBe(2);
-    expect(agreedVersion({ linkVersion: 1, minLinkVersion: 1 }, { linkVersion: 3, minLinkVersion: 2 })).toBeUndefined();
-    expect(agreedVersion({ linkVersion: 5, minLinkVersion: 4 }, { linkVersion: 3, minLinkVersion: 1 })).toBeUndefined();
+function connectTo(path: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(path);
+    socket.once("connect", () => resolve(socket)).once("error", reject);
   });
+}
 
-  it("refuses a host whose link versions its own do not meet, names both, and leaves that host running", async () => {
+/** A daemon's hello (proto.h MSG_HELLO after the id): link version, pid, retained bytes, retention budget, kill grace, exit wait, end with the daemon. */
+const hello = (version: number) => (writer: Writer) => writer.u32(version).u32(process.pid).u64(1024 * 1024).u64(1024 * 1024 * 1024).u32(2000).u32(50).u32(0);
+
+describe("the link between a daemon and its host", () => {
+  it("refuses a daemon of another link version, naming both, and keeps its sessions for one that matches", async () => {
     const command = await daemonCommand();
-    mkdirSync(stateOf(command), { recursive: true, mode: 0o700 });
-    const { path } = hostSocketPath(stateOf(command), listenOf(command));
-    // A host from a future execmux that no longer speaks link version 1.
-    const received: { kind: FrameKind; role?: string }[] = [];
-    const future = createServer((socket) => {
-      const reader = new FrameReader(1 << 20, (kind, payload) => received.push({ kind, role: kind === FrameKind.Hello ? JSON.parse(payload.toString()).role : undefined }));
-      socket.on("data", (chunk: Buffer) => reader.push(chunk));
-      socket.write(encodeFrame(FrameKind.Hello, JSON.stringify({ role: "host", linkVersion: 9, minLinkVersion: 7, execmuxVersion: "9.0.0", pid: 4242 })));
-    });
-    await new Promise<void>((resolve) => future.listen(path, resolve));
-    const refused = await runCli(["serve", ...command]);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain("link versions 7-9");
-    expect(refused.stderr).toContain("its processes keep running");
-    // It said hello and nothing more: a host it cannot speak to is never asked to start a daemon (nor sent its environment).
-    expect(received).toEqual([{ kind: FrameKind.Hello, role: "launcher" }]);
-    expect(existsSync(path)).toBe(true);
+    let daemon = await spawnDaemon(command);
+    const host = hostOf(daemon.child.pid!)!;
+    const client = await WireClient.connect(daemon.url);
+    const { sessionId } = await client.call<{ sessionId: string }>("initialize", { clientName: "kept" });
+    client.send({ method: "initialized", params: {} });
+    await client.call("process/start", { processId: "kept", argv: ["sh", "-c", "echo $$; exec sleep 600"], cwd: "/", env: { PATH } });
+    await vi.waitUntil(() => /^\d+\n$/.test(client.output("kept")));
+    const pid = hostPidOf(Number(client.output("kept")), daemon.child.pid!);
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+
+    // A daemon of another execmux (a future link version) finds the host.
+    let lost: Error | undefined;
+    const future = new HostLink(await connectTo(hostSocketPath(stateOf(command), listenOf(command))), () => undefined, (error) => (lost = error));
+    await expect(future.request(Msg.Hello, hello(LINK_VERSION + 98))).rejects.toThrow(`this process host speaks link version ${LINK_VERSION} and the daemon ${LINK_VERSION + 98}`);
     future.close();
+    // Once the host has let that link go, its session and process are still there...
+    await vi.waitFor(() => expect(lost).toBeDefined());
+    expect([host, pid].every(isRunning)).toBe(true);
+
+    // ...for a daemon that speaks its version.
+    daemon = await spawnDaemon(command);
+    expect(hostOf(daemon.child.pid!)).toBe(host);
+    const resumed = await WireClient.connect(daemon.url);
+    await resumed.call("initialize", { clientName: "back", resumeSessionId: sessionId });
+    resumed.send({ method: "initialized", params: {} });
+    const { processes } = await resumed.call<{ processes: { processId: string; pid: number; state: string }[] }>("process/list", {});
+    expect(processes).toMatchObject([{ processId: "kept", pid, state: "running" }]);
+    resumed.close();
+    await stop(daemon);
+    await vi.waitFor(() => expect([host, pid].filter(isRunning)).toEqual([]));
   }, 60_000);
 
-  it("cuts frames out of a stream however it is split, and hands on what follows a link's hello untouched", async () => {
-    const messages = Array.from({ length: 50 }, (_, index) => randomBytes(index * 997));
-    const stream = Buffer.concat(messages.map((message, index) => encodeFrame(index % 3 === 0 ? FrameKind.Request : FrameKind.Reply, message)));
-    const whole: Buffer[] = [];
-    const reader = new FrameReader(1 << 20, (_kind, payload) => whole.push(Buffer.from(payload)));
-    const randomSplits = (bytes: Buffer) => {
+  it("cuts frames out of the stream however it is split, in order", async () => {
+    const path = join(scratchDirectory("process-host-frames"), "link.sock");
+    const texts = Array.from({ length: 200 }, (_, index) => randomBytes(index * 331).toString("base64"));
+    const stream = Buffer.concat(texts.map((text, index) => new Writer(Msg.Log).u8(index % 2 ? 30 : 40).str(text).done()));
+    const server = createServer((socket) => {
+      // Random cuts, each written in a turn of its own: frames split anywhere, several in one read.
       const parts: Buffer[] = [];
-      for (let offset = 0; offset < bytes.length; ) {
+      for (let offset = 0; offset < stream.length; ) {
         const size = 1 + Math.floor(Math.random() * 3000);
-        parts.push(bytes.subarray(offset, offset + size));
+        parts.push(stream.subarray(offset, offset + size));
         offset += size;
       }
-      return parts;
-    };
-    for (const part of randomSplits(stream)) reader.push(part);
-    expect(whole.map(sha256)).toEqual(messages.map(sha256));
-    expect(() => new FrameReader(10, () => undefined).push(encodeFrame(FrameKind.Request, "eleven bytes"))).toThrow(/exceeds/);
+      const next = () => {
+        const part = parts.shift();
+        if (part) socket.write(part, () => setImmediate(next));
+      };
+      next();
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    onTestFinished(() => void server.close());
+    const received: { level: number; text: string }[] = [];
+    new HostLink(await connectTo(path), (type, payload) => {
+      expect(type).toBe(Msg.Log);
+      const reader = new Reader(payload);
+      received.push({ level: reader.u8(), text: reader.str() });
+    }, () => undefined);
+    await vi.waitFor(() => expect(received).toHaveLength(texts.length));
+    expect(received).toEqual(texts.map((text, index) => ({ level: index % 2 ? 30 : 40, text })));
+  });
+});
 
-    // A client's link: its hello, then WebSocket bytes that are not frames of the link's own.
-    const after = randomBytes(50_000);
-    const link = new PassThrough();
-    const first = readFirstFrame(link, 1 << 16);
-    for (const part of randomSplits(Buffer.concat([encodeFrame(FrameKind.Hello, '{"role":"client"}'), after]))) link.write(part);
-    link.end();
-    const { kind, payload, rest } = await first;
-    expect(kind).toBe(FrameKind.Hello);
-    expect(payload.toString()).toBe('{"role":"client"}');
-    const remaining: Buffer[] = [rest];
-    for await (const chunk of link) remaining.push(chunk as Buffer);
-    expect(sha256(Buffer.concat(remaining))).toBe(sha256(after));
-    await expect(readFirstFrame(Readable.from([encodeFrame(FrameKind.Hello, "x".repeat(100))]) as never, 10)).rejects.toThrow(/exceeds/);
-});
-});
+/** The first descendant of `pid` whose command is `name`. */
+const descendantNamed = (pid: number, name: string) => descendants(pid).find((child) => commOf(child) === name);
+
+function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "latin1").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** True while the process sleeps in a write to its (full) stdout. */
+function blockedOnWrite(pid: number): boolean {
+  try {
+    return ["pipe_write", "anon_pipe_write", "wait_woken"].includes(readFileSync(`/proc/${pid}/wchan`, "latin1"));
+  } catch {
+    return false;
+  }
+}

@@ -1,64 +1,52 @@
 /**
  * Every byte a PTY child writes before exiting reaches the client. node-pty's
- * own wrapper loses the tail of a burst when the event loop is busy as the
- * child exits (it destroys the stream 200 ms after exit); our PTY path reads
- * until EIO instead. Both tests run bursts-then-exit many times and count.
+ * own wrapper lost the tail of a burst when the event loop was busy as the
+ * child exited; the process host reads a terminal until EIO, whatever the
+ * daemon is doing. These run bursts-then-exit through a real daemon whose
+ * event loop a client in the same process keeps busy, and count.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import { spawnPty } from "../server/dist/process/spawn-pty.js";
-import { Spawner } from "../server/dist/spawner/spawner.js";
+import { describe, expect, it } from "vitest";
+import { connect } from "@execmux/client";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { WireClient } from "./helpers/wire-client.js";
 
 const BURST = 4_000_000;
 
-const spawner = new Spawner();
-afterAll(() => spawner.stop());
-
-/** Runs `argv` on a PTY with a listener that hogs the event loop, so the child writes ahead and the daemon reads in bursts. */
-function burstWithBusyListener(argv = ["head", "-c", String(BURST), "/dev/zero"]): Promise<{ received: number; exitCode: number | null; output: Buffer }> {
-  return new Promise((resolve, reject) => {
+/** Runs `argv` on a PTY through `url`, hogging the event loop (the daemon's too: the same process) for 1 ms per output event. */
+async function burstWithBusyListener(url: string, argv = ["head", "-c", String(BURST), "/dev/zero"]): Promise<{ received: number; exitCode: number; output: Buffer }> {
+  const client = await connect(url, { reconnect: false });
+  try {
+    const handle = await client.start({ argv, tty: true });
     const chunks: Buffer[] = [];
     let received = 0;
-    let exitCode: number | null = null;
-    let ended = false;
-    const done = () => resolve({ received, exitCode, output: Buffer.concat(chunks) });
-    spawnPty(
-      spawner,
-      { file: argv[0]!, args: argv.slice(1), arg0: undefined, cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, pipeStdin: false, cols: 80, rows: 24, cgroup: undefined },
-      {
-        output: (_stream, data) => {
-          received += data.length;
-          chunks.push(Buffer.from(data));
-          const until = Date.now() + 1;
-          while (Date.now() < until) {
-            // A busy daemon: encoding and sending other sessions' output.
-          }
-        },
-        exited: (code) => {
-          exitCode = code;
-          if (ended) done();
-        },
-        streamEnded: () => {
-          ended = true;
-          if (exitCode !== null) done();
-        },
-      },
-    ).catch(reject);
-  });
+    handle.onOutput((event) => {
+      received += event.data.length;
+      chunks.push(Buffer.from(event.data));
+      const until = Date.now() + 1;
+      while (Date.now() < until) {
+        // A busy daemon: encoding and sending other sessions' output.
+      }
+    });
+    const exitCode = await handle.wait();
+    return { received, exitCode, output: Buffer.concat(chunks) };
+  } finally {
+    client.close();
+  }
 }
 
 describe("PTY output is lossless", () => {
   it("keeps every byte of a burst-then-exit child even when the event loop is busy", async () => {
+    const daemon = await startTestDaemon();
     for (let run = 0; run < 5; run++) {
-      const { received, exitCode } = await burstWithBusyListener();
+      const { received, exitCode } = await burstWithBusyListener(daemon.url);
       expect(received).toBe(BURST);
       expect(exitCode).toBe(0);
     }
   });
 
   it("keeps a fast writer's bytes in order, each once, however its reads are batched", async () => {
-    const { output, exitCode } = await burstWithBusyListener(["seq", "1", "300000"]);
+    const daemon = await startTestDaemon();
+    const { output, exitCode } = await burstWithBusyListener(daemon.url, ["seq", "1", "300000"]);
     expect(exitCode).toBe(0);
     // The terminal turns each newline into CR LF (onlcr).
     const expected = Array.from({ length: 300_000 }, (_, index) => `${index + 1}\r\n`).join("");

@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect, DisconnectedError, SessionLostError, type ExecmuxClient, type GapEvent } from "@execmux/client";
+import type { ManagedProcess } from "../server/dist/process/managed-process.js";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { FaultProxy } from "./helpers/fault-proxy.js";
 import { collect, strictlyIncreasing } from "./helpers/collect.js";
@@ -147,7 +148,7 @@ describe("long disconnects", () => {
     writeFileSync(fifo, "go\n");
     // Wait, on the daemon's side, until the whole megabyte was produced.
     const process = () => daemon.registry.all()[0]!.find("flood")!;
-    await vi.waitUntil(() => process().log.gapAfter(0, undefined) !== undefined && process().info().retainedBytes > 0 && totalProduced(process()) === 1_000_000, { timeout: 20_000 });
+    await vi.waitUntil(async () => (await producedSoFar(process())) === 1_000_000, { timeout: 20_000 });
     proxy.unblock();
 
     await vi.waitUntil(() => gaps.length === 1);
@@ -193,9 +194,8 @@ describe("long disconnects", () => {
   });
 });
 
-/** Bytes a process has produced so far: retained plus everything evicted before it. */
-function totalProduced(process: { log: { readAfter(after: number, max: number): { startOffset: number; data: Buffer }[] } }): number {
-  const chunks = process.log.readAfter(0, Number.POSITIVE_INFINITY);
-  const last = chunks[chunks.length - 1];
-  return last ? last.startOffset + last.data.length : 0;
+/** Bytes a process has produced so far, as the process host has them: what it evicted (a gap, exact from seq 0) plus what it retains. */
+async function producedSoFar(process: ManagedProcess): Promise<number> {
+  const { gap, chunks } = await process.read(0, Number.POSITIVE_INFINITY);
+  return (gap?.bytes ?? 0) + chunks.reduce((sum, chunk) => sum + chunk.data.length, 0);
 }

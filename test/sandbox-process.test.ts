@@ -4,10 +4,11 @@
  * resume; and the daemon's own files stay hidden from it.
  */
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { codexSandbox, pathToFileUri } from "@execmux/shared";
 import { startTestDaemon } from "./helpers/daemon.js";
+import { freePort } from "./helpers/free-port.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, b64 } from "./helpers/wire-client.js";
 
@@ -83,7 +84,8 @@ describe("sandboxed processes", () => {
     const type = (text: string) => client.call("process/write", { processId: "pty", chunk: b64(text), writeId: `w${Math.random()}` });
     await vi.waitUntil(() => client.output("pty").includes("prompt$ "));
     await type("stty size; tty -s && echo on-a-terminal\n");
-    await vi.waitUntil(() => client.output("pty").includes("on-a-terminal"));
+    // Twice: the terminal's echo of the line, then the command's own output.
+    await vi.waitUntil(() => client.output("pty").split("on-a-terminal").length > 2);
     expect(client.output("pty")).toContain("24 80");
     await client.call("process/resize", { processId: "pty", cols: 120, rows: 40 });
     await type("stty size\n");
@@ -135,32 +137,31 @@ describe("sandboxed processes", () => {
     expect(client.output("ps")).toMatch(/^-custom --noprofile/);
   });
 
-  it("hides the daemon's token file and the spawner's FIFOs", async () => {
+  it("hides the daemon's token file, and the process host's state directory and socket", async () => {
     const root = scratchDirectory("sandbox-hidden");
     const tokenFile = join(scratchDirectory("sandbox-token"), "tokens");
     writeFileSync(tokenFile, "s3cret-token\n");
-    const daemon = await startTestDaemon({ tokenFile });
+    // A fixed port: a host that outlives the daemon, listening on a socket in
+    // the state directory. Whoever reaches that socket speaks to the host as
+    // the daemon does, with no token.
+    const stateDirectory = join(scratchDirectory("sandbox-state"), "state");
+    const daemon = await startTestDaemon({ tokenFile, stateDirectory, listen: `ws://127.0.0.1:${await freePort()}` });
+    const socket = join(stateDirectory, readdirSync(stateDirectory).find((name) => name.endsWith(".sock"))!);
     const client = await WireClient.ready(`${daemon.url}/?token=s3cret-token`);
-    const spawner = readdirSync("/proc").find((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "latin1").includes("spawner-main") && readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.split(" ")[1] === String(process.pid);
-      } catch {
-        return false;
-      }
-    });
-    const fifoDirectory = /EXECMUX_SPAWNER_FIFO_DIRECTORY=([^\0]+)/.exec(readFileSync(`/proc/${spawner}/environ`, "latin1"))![1]!;
-    const script = `cat ${tokenFile}; ls ${fifoDirectory}; echo done`;
+    const script = `cat ${tokenFile}; ls ${stateDirectory}; test -S ${socket} && echo socket-visible; echo done`;
     await startSandboxed(client, "peek", root, ["bash", "--noprofile", "--norc", "-c", script]);
     await client.closedOf("peek");
     const output = client.output("peek");
     expect(output).not.toContain("s3cret-token");
-    expect(output).not.toContain("fifo-");
+    expect(output).not.toContain("host-");
+    expect(output).not.toContain("socket-visible");
     expect(output).toContain("Permission denied");
     expect(output).toContain("done");
-    // Without a sandbox both are there to see (the probe works).
+    // Without a sandbox all of them are there to see (the probe works).
     await client.call("process/start", { processId: "free", argv: ["bash", "-c", script], cwd: "/", env: { PATH }, tty: false });
     await client.closedOf("free");
     expect(client.output("free")).toContain("s3cret-token");
-    expect(client.output("free")).toContain("fifo-");
+    expect(client.output("free")).toContain(basename(socket));
+    expect(client.output("free")).toContain("socket-visible");
   });
 });

@@ -56,7 +56,7 @@ describe("session resume (upstream style)", () => {
     await client.call("process/start", { processId: "s", argv: ["sh", "-c", "sleep 300 & echo $!; wait"], cwd: "/", env: { PATH }, tty: false });
     await vi.waitUntil(() => client.output("s").includes("\n"));
     const list = await client.call<{ processes: { pid: number }[] }>("process/list", {});
-    const pids = [list.processes[0]!.pid, hostPidOf(Number(client.output("s").trim()))];
+    const pids = [list.processes[0]!.pid, hostPidOf(Number(client.output("s").trim()), daemon)];
     client.close();
     await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]));
 

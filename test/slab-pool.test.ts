@@ -1,10 +1,7 @@
-/** Reuse of read slabs, as a pure unit: a slab comes back only once every hold on it is released. */
+/** Reuse of slabs (large JSON output frames, rpc/envelope.ts), as a pure unit: a slab comes back only once every hold on it is released. */
 import { describe, expect, it } from "vitest";
 import { poisonReturnedSlabs } from "@execmux/server";
-import { decodeBinaryOutputFrame } from "@execmux/shared";
-import { takeFramedSlab, withFrameRoom } from "../server/dist/process/output-buffers.js";
 import { releaseSlab, retainSlab, takeSlab } from "../server/dist/process/slab-pool.js";
-import { encodeBinaryOutput } from "../server/dist/rpc/envelope.js";
 
 const SIZE = 4096;
 
@@ -42,21 +39,6 @@ describe("slab pool", () => {
     expect(again.length).toBe(2 * SIZE);
     expect(again.buffer).toBe(large.buffer);
     expect(takeSlab(SIZE).buffer).toBe(small.buffer);
-  });
-
-  it("frames a chunk of a framed slab (a PTY burst's) in place, with the longest processId, and anything else as a copy", () => {
-    const data = takeFramedSlab(SIZE);
-    data.fill(7);
-    const chunk = withFrameRoom(data.subarray(0, 3000));
-    const processId = Buffer.from("\u{10ffff}".repeat(256));
-    const frame = encodeBinaryOutput(processId, 41, "pty", chunk);
-    expect(frame.buffer).toBe(chunk.buffer);
-    expect(frame.byteOffset + frame.length).toBe(chunk.byteOffset + chunk.length);
-    expect(decodeBinaryOutputFrame(frame)).toMatchObject({ processId: processId.toString(), seq: 41, stream: "pty", data: chunk });
-    // A chunk not marked has no room of its own in front: it is copied into a frame.
-    const unmarked = data.subarray(0, 3000);
-    expect(encodeBinaryOutput(processId, 1, "pty", unmarked).buffer).not.toBe(unmarked.buffer);
-    releaseSlab(data);
   });
 
   it("ignores buffers that are not slabs", () => {

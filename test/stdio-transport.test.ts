@@ -94,7 +94,7 @@ describe("execmux serve --listen stdio", () => {
     await peer.call("process/start", start("stubborn", "trap '' TERM; echo $$; while :; do sleep 1; done"));
     await vi.waitFor(() => expect(peer.output("sleeper")).toMatch(/^\d+\n$/));
     await vi.waitFor(() => expect(peer.output("stubborn")).toMatch(/^\d+\n$/));
-    const pids = [Number(peer.output("sleeper")), Number(peer.output("stubborn"))].map((pid) => hostPidOf(pid, peer.child.pid));
+    const pids = [Number(peer.output("sleeper")), Number(peer.output("stubborn"))].map((pid) => hostPidOf(pid, peer.child.pid!));
     expect(pids.every(isRunning)).toBe(true);
 
     // A request followed at once by the end of input still gets its reply.

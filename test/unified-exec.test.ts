@@ -67,8 +67,8 @@ describe("unified exec", () => {
   it("keeps output that arrived while nobody was waiting for the next call", async () => {
     const exec = await unified();
     const cat = await exec.execCommand({ cmd: "cat", yieldTimeMs: 100 });
-    await exec.writeStdin({ sessionId: cat.sessionId!, chars: "typed-while-away\n", yieldTimeMs: 0 });
-    let collected = "";
+    // A write's reply may follow the process's answer (polling after input): what came with it is this call's.
+    let collected = (await exec.writeStdin({ sessionId: cat.sessionId!, chars: "typed-while-away\n", yieldTimeMs: 0 })).output;
     await vi.waitFor(async () => {
       collected += (await exec.writeStdin({ sessionId: cat.sessionId!, chars: "", yieldTimeMs: 50 })).output;
       expect(collected.match(/typed-while-away/g)?.length).toBe(2); // the terminal's echo and cat's copy

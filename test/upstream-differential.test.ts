@@ -410,9 +410,6 @@ describeDifferential("process/start", [
         },
       }),
     ],
-    knownFailure:
-      "process/start's sandbox takes file:///C:/x as the Linux path /C:/x and starts the process (the fs/* calls refuse it, " +
-      "as upstream); sandbox/resolve-policy.ts is the lead's to fix",
     differs: {
       why: "the sandbox refusal's words are execmux's (which entry, and why); its code and data.kind are upstream's",
       project: replacingMember("message", "<sandbox refusal>"),
@@ -455,13 +452,11 @@ describeDifferential("process/start", [
     name: "a program that is not a valid executable (a bad ELF)",
     files: { "bad-elf": { executable: "\u007fELF not really" } },
     steps: [start("p", "", { argv: ["<scratch>/bad-elf"] }), events("p")],
-    knownFailure: "execmux starts it (glibc's execvp retries an ENOEXEC program with /bin/sh); the native spawner refuses it as upstream",
   },
   {
     name: "an executable script without a #! line",
     files: { "no-shebang": { executable: "echo ran-by-sh\n" } },
     steps: [start("p", "", { argv: ["<scratch>/no-shebang"] }), events("p")],
-    knownFailure: "execmux runs it with /bin/sh (glibc's execvp ENOEXEC fallback); upstream refuses it, Exec format error (os error 8)",
   },
   { name: "a program found on PATH", steps: [start("p", "", { argv: ["echo", "from-path"] }), events("p")] },
   {

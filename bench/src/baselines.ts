@@ -4,6 +4,7 @@
  * least Node relay (node-relay.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { freePort } from "./free-port.js";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import { createRequire } from "node:module";
@@ -28,14 +29,6 @@ export function ensureWebsocketd(): string | undefined {
     }
   }
   return existsSync(path) ? path : undefined;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Runs `websocketd --binary COMMAND...` on a free port until stopped. */

@@ -3,9 +3,13 @@
 // npm links a package's bin before the package's own build (`prepare`) has
 // run: a bin pointing into dist/ would not be linked on a fresh clone, and
 // `npx execmux` would then fetch an unrelated package of that name.
+// dist/cli.mjs is the command bundled (scripts/build-bundle.mjs); dist/main.js
+// the same as tsc built it.
 import { existsSync } from "node:fs";
 
-const cli = new URL("../dist/cli.js", import.meta.url);
+const bundle = new URL("../dist/cli.mjs", import.meta.url);
+const unbundled = new URL("../dist/main.js", import.meta.url);
+const cli = existsSync(bundle) ? bundle : unbundled;
 if (!existsSync(cli)) {
   process.stderr.write("execmux: not built yet; run `npm run build` in the repository\n");
   process.exit(1);

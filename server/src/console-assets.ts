@@ -1,7 +1,9 @@
 /**
  * The web console's static files (built by scripts/build-browser.mjs into
  * server/console-dist), served by the daemon itself at /console. They hold
- * no secret, so they need no token; the WebSocket they open does.
+ * no secret, so they need no token; the WebSocket they open does. Read on
+ * the first request for one: a daemon nobody opens the console of never
+ * holds them.
  *
  * Every answer carries a Content-Security-Policy: no page may frame the
  * console (`frame-ancestors 'none'`, and X-Frame-Options for browsers that
@@ -11,11 +13,11 @@
  * <style> elements as it renders, and a style cannot run code.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
-import type { FastifyInstance } from "fastify";
+import { inPackage } from "./package-root.js";
 
-const DIRECTORY = fileURLToPath(new URL("../console-dist/", import.meta.url));
+const DIRECTORY = `${inPackage("console-dist")}/`;
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -47,19 +49,29 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
 } as const;
 
-/** Serves the console at `prefix` (CONSOLE_PREFIX under the daemon's --base-path). */
-export function registerConsole(app: FastifyInstance, prefix = CONSOLE_PREFIX): void {
-  if (!existsSync(DIRECTORY)) {
-    app.log.warn("console assets are missing (run `npm run build`); /console is disabled");
-    return;
+let files: Map<string, Buffer> | undefined;
+
+/** The console's files by name; empty when they were not built. No path from a request ever reaches the file system. */
+function consoleFiles(): Map<string, Buffer> {
+  return (files ??= existsSync(DIRECTORY) ? new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)])) : new Map());
+}
+
+/**
+ * Answers a GET for the console at `prefix` (CONSOLE_PREFIX under the
+ * daemon's --base-path); false when `path` is none of its files.
+ */
+export function serveConsole(prefix: string, path: string, reply: ServerResponse): boolean {
+  if (path === prefix) {
+    // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
+    reply.writeHead(302, { ...SECURITY_HEADERS, location: `${prefix.slice(prefix.lastIndexOf("/") + 1)}/` }).end();
+    return true;
   }
-  // Read once: a handful of files, and no path from a request ever reaches the file system.
-  const files = new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)]));
-  const send = (name: string) => async (_request: unknown, reply: import("fastify").FastifyReply) =>
-    reply.type(TYPES[extname(name)] ?? "application/octet-stream").header("cache-control", "no-cache").headers(SECURITY_HEADERS).send(files.get(name));
-  // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
-  const lastSegment = prefix.slice(prefix.lastIndexOf("/") + 1);
-  app.get(prefix, async (_request, reply) => reply.headers(SECURITY_HEADERS).redirect(`${lastSegment}/`));
-  app.get(`${prefix}/`, send("index.html"));
-  for (const name of files.keys()) app.get(`${prefix}/${name}`, send(name));
+  if (!path.startsWith(`${prefix}/`)) return false;
+  const name = path.slice(prefix.length + 1) || "index.html";
+  const body = consoleFiles().get(name);
+  if (!body) return false;
+  reply
+    .writeHead(200, { ...SECURITY_HEADERS, "content-type": TYPES[extname(name)] ?? "application/octet-stream", "cache-control": "no-cache", "content-length": body.length })
+    .end(body);
+  return true;
 }

@@ -1,5 +1,6 @@
 export { startDaemon, type Daemon } from "./daemon.js";
-export { loadConfig, ConfigSchema, configMarkdownTable, daemonFiles, type Config, ConfigError } from "./config.js";
+export { loadConfig, configMarkdownTable, daemonFiles, type Config, ConfigError } from "./config.js";
+export { ConfigSchema } from "./config-schema.js";
 export { poisonReturnedSlabs } from "./process/slab-pool.js";
 export {
   prepareFsSandbox,

@@ -8,8 +8,9 @@
  * (the request URL without its query, errors without the raw HTTP bytes Node
  * attaches to a malformed request, which hold its headers).
  */
-import type { FastifyBaseLogger, FastifyRequest } from "fastify";
-import { pino } from "pino";
+import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
+import { pino, type Logger as PinoLogger } from "pino";
 import { redactedUrl } from "./auth/request-auth.js";
 import type { Config } from "./config.js";
 import { redactSecrets } from "./log/redact.js";
@@ -17,22 +18,26 @@ import { RepeatLimiter } from "./log/repeat-limiter.js";
 
 type LogSettings = Pick<Config, "logLevel" | "logPretty">;
 
+/** The daemon's logger (pino's). */
+export type Logger = PinoLogger;
+
 /** Name, message, code and stack of an error; nothing else it carries (Node puts `rawPacket` on client errors). */
 function serializeError(error: Error): { type: string; message: string; stack: string; [key: string]: unknown } {
   const code = (error as { code?: unknown }).code;
   return { type: error.constructor?.name ?? "Error", message: String(error.message), ...(code !== undefined ? { code } : {}), stack: String(error.stack) };
 }
 
-/** Fastify's `logger` option. `tokenForms`: the accepted tokens in every form a log line could hold, masked. */
-export function loggerOptions(config: LogSettings, tokenForms: () => readonly string[] = () => []) {
+/** pino's options. `tokenForms`: the accepted tokens in every form a log line could hold, masked. */
+function loggerOptions(config: LogSettings, tokenForms: () => readonly string[] = () => []) {
   return {
     level: config.logLevel,
-    ...(config.logPretty
-      ? { transport: { target: "pino-pretty", options: { destination: 2, colorize: true } } }
-      : { stream: process.stderr }),
+    // pino-pretty in this thread (not as a transport, whose worker a bundle cannot carry), loaded only when asked for.
+    stream: config.logPretty
+      ? (createRequire(import.meta.url)("pino-pretty") as (options: object) => NodeJS.WritableStream)({ destination: 2, colorize: true, sync: true })
+      : process.stderr,
     // A token may travel in the query string: logs never show one.
     serializers: {
-      req: (request: FastifyRequest) => ({ method: request.method, url: redactedUrl(request.url), remoteAddress: request.ip }),
+      req: (request: IncomingMessage) => ({ method: request.method, url: redactedUrl(request.url ?? ""), remoteAddress: request.socket?.remoteAddress }),
       err: serializeError,
     },
     hooks: {
@@ -42,15 +47,11 @@ export function loggerOptions(config: LogSettings, tokenForms: () => readonly st
   };
 }
 
-/**
- * The same logger without Fastify (stdio mode has no HTTP server). A
- * `destination` takes the JSON lines instead of stderr (the process host
- * hands them to the front, which prints them as its own).
- */
-export function createLogger(config: LogSettings, tokenForms?: () => readonly string[], destination?: { write(line: string): void }): FastifyBaseLogger {
+/** The logger. A `destination` takes the JSON lines instead of stderr. */
+export function createLogger(config: LogSettings, tokenForms?: () => readonly string[], destination?: { write(line: string): void }): Logger {
   const { stream, ...options } = loggerOptions(destination ? { ...config, logPretty: false } : config, tokenForms) as ReturnType<typeof loggerOptions> & {
     stream?: NodeJS.WritableStream;
   };
   const out = destination ?? stream;
-  return (out ? pino(options, out as NodeJS.WritableStream) : pino(options)) as FastifyBaseLogger;
+  return out ? pino(options, out as NodeJS.WritableStream) : pino(options);
 }

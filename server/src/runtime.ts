@@ -1,75 +1,84 @@
 /**
- * What every daemon has whatever its transport: the spawner, the sessions,
- * metrics, and a shutdown that leaves no process behind. daemon.ts puts
- * HTTP and WebSockets in front of it; stdio-daemon.ts, stdin and stdout.
+ * What every daemon has whatever its transport: the process host (where
+ * every process lives), the sessions, metrics, and a shutdown that leaves no
+ * process behind. daemon.ts puts HTTP and WebSockets in front of it;
+ * stdio-daemon.ts, stdin and stdout.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { ProcessOrigin } from "@execmux/shared";
+import type { Logger } from "./logger.js";
+import type { WebSocket } from "ws";
 import { daemonFiles, type Config } from "./config.js";
+import { ProcessHost } from "./host/process-host.js";
+import { launchHost, launchOptions, persistentHost, type LaunchedHost } from "./host/host-launch.js";
+import { stateDirectory, stateDirectoryWarnings } from "./host/state-directory.js";
 import { Metrics } from "./metrics.js";
+import { ManagedProcess } from "./process/managed-process.js";
 import { ANONYMOUS_IDENTITY } from "./auth/identity.js";
 import { daemonBudgets } from "./budgets/daemon-budgets.js";
-import { createProcessTrees } from "./process/process-trees.js";
-import type { WebSocket } from "ws";
+import { shareOfMemory } from "./budgets/memory-limit.js";
 import { Connection, type ConnectionDeps, type PeerDescription } from "./rpc/connection.js";
-import { WebSocketTransport } from "./transport/websocket-transport.js";
+import { OffThreadFrames } from "./rpc/off-thread-frames.js";
 import { PollAfterInput } from "./rpc/poll-after-input.js";
 import { TurnScheduler } from "./rpc/turn-scheduler.js";
-import { OffThreadFrames } from "./rpc/off-thread-frames.js";
 import { SessionRegistry } from "./session/session-registry.js";
-import { Spawner } from "./spawner/spawner.js";
-import { removeStaleFifoDirectories } from "./state/stale-leftovers.js";
+import { WebSocketTransport } from "./transport/websocket-transport.js";
 
 export interface Runtime {
   readonly registry: SessionRegistry;
   readonly metrics: Metrics;
-  readonly spawner: Spawner;
+  readonly host: ProcessHost;
   /** What a Connection needs, with the logger it should use. */
-  connectionDeps(log: FastifyBaseLogger): ConnectionDeps;
+  connectionDeps(log: Logger): ConnectionDeps;
   /**
    * A client's WebSocket, authorized, now speaks JSON-RPC to the sessions
    * (and counts as a connection while open).
    */
-  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: FastifyBaseLogger): void;
-  /** Terminates every process tree (SIGTERM, a grace period, SIGKILL) and stops the spawner. */
+  serveWebSocket(socket: WebSocket, peer: PeerDescription, log: Logger): void;
+  /** Terminates every process tree (SIGTERM, a grace period, SIGKILL); the host ends with it. */
   close(): Promise<void>;
+  /** Lets go of the host, leaving it every session and process for the next daemon (an upgrade, a restart). */
+  leave(): void;
 }
 
-/** How often shutdown checks whether every process has exited after SIGTERM. */
-const SHUTDOWN_POLL_MS = 10;
-/** How long shutdown waits for killed trees to be gone before it removes their cgroups. */
-const SHUTDOWN_REAP_MS = 2_000;
+const MiB = 1024 * 1024;
 
-export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
-  const metrics = new Metrics();
-  const processTrees = createProcessTrees(config.processContainment);
-  log.info({ processContainment: processTrees.kind }, "process trees are held by this mechanism");
-  // What daemons SIGKILLed with their spawners left in $TMPDIR, before this one adds its own.
-  const leftovers = removeStaleFifoDirectories();
-  if (leftovers.length > 0) log.info({ removed: leftovers }, "removed the FIFO directories of daemons that are gone");
-  // Started first, while the daemon is small: every child is forked from it.
-  let spawner: Spawner;
+/** How a kept process was started, from what start.ts gave the host to keep (an unreadable record: nothing known). */
+function originOf(meta: Buffer, startedAt: number): ProcessOrigin {
   try {
-    spawner = new Spawner(
-      (code, signal) => log.error({ code, signal }, "the spawner process exited; its children keep running and a new one is starting"),
-      (details) => log.warn(details, "a start timed out waiting for the spawner process"),
-      processTrees.cgroupRoot,
-      config.spawnerPidNamespace,
-    );
-  } catch (error) {
-    // Refused (--spawner-pid-namespace on where none can be made): the cgroup just made is empty, and goes.
-    void processTrees.dispose(0);
-    throw error;
+    const origin = JSON.parse(meta.toString("utf8")) as Partial<ProcessOrigin>;
+    if (Array.isArray(origin.argv)) return { argv: origin.argv, argvTruncated: origin.argvTruncated === true, startedAt: origin.startedAt ?? startedAt };
+  } catch {
+    // Fall through: an empty argv.
   }
-  if (config.spawnerPidNamespace !== "off") {
-    log[spawner.inPidNamespace ? "info" : "warn"](
-      { spawnerPidNamespace: spawner.inPidNamespace },
-      spawner.inPidNamespace
-        ? "the spawner runs in a PID namespace of its own: nothing it started survives even if every execmux process is killed at once"
-        : "no PID namespace here (unshare --pid --mount-proc failed: no unshare, perl or mount, or no privilege): children outlive a daemon and spawner killed together",
-    );
+  return { argv: [], argvTruncated: true, startedAt };
+}
+
+/**
+ * The runtime over the process host that `launched` found or started
+ * (`execmux serve` starts it before it loads the daemon); one is found or
+ * started now if not given.
+ */
+export async function openRuntime(config: Config, log: Logger, persistent = persistentHost(config), launched?: Promise<LaunchedHost>): Promise<Runtime> {
+  const metrics = new Metrics();
+  const options = {
+    ...launchOptions(config, persistent),
+    retainedBytes: config.retainedBytes,
+    // Retained output lives in the host: its default follows the memory this daemon may use (a 512 MiB sandbox: 128 MiB).
+    retentionBudget: shareOfMemory(config.maxRetainedBytesTotal, 1 / 4, 16 * MiB, 1024 * MiB),
+    killGraceMs: config.killGraceMs,
+    log: (level: "debug" | "info" | "warn" | "error", message: string) => log[level]({ component: "process host" }, message),
+  };
+  const host = await ProcessHost.open(options, launched ?? launchHost(options));
+  const { info } = host;
+  log.info(
+    { processContainment: info.containment, pidNamespace: info.pidNamespace, host: info.pid, found: !info.started && persistent },
+    persistent && !info.started ? "found the running process host: its sessions are back" : "process host ready",
+  );
+  if (config.spawnerPidNamespace !== "off" && !info.pidNamespace) {
+    log.warn("no PID namespace here (it needs root): processes outlive a process host killed outright");
   }
   const pollAfterInput = new PollAfterInput(config.pollAfterInputMicros, undefined, (poll) =>
-    metrics.pollTrials.inc({ decision: poll ? "poll" : "sleep" }),
+    metrics.pollTrials.inc(poll ? "poll" : "sleep"),
   );
   const registry = new SessionRegistry({
     detachedSessionTtlMs: config.sessionTtlMs,
@@ -84,22 +93,36 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
     maxProcessesPerSession: config.maxProcessesPerSession,
     maxProcesses: config.maxProcesses,
     maxClosedProcessesPerSession: config.maxClosedProcessesPerSession,
-    maxRetainedBytesTotal: config.maxRetainedBytesTotal,
-    processTrees,
+    host,
     metrics,
     log,
   });
-  // What no sandbox may see: the files the configuration names for the daemon alone, and its spawner's FIFOs.
-  const hiddenPaths = [...daemonFiles(config), spawner.fifoDirectory];
+  // What an earlier daemon left in a persistent host: every session, detached, to be resumed.
+  const restored = host.takeRestored();
+  registry.restore(restored, (session, kept) => {
+    const process = new ManagedProcess(kept.processId, kept.tty, { host, maxStdinBufferBytes: config.maxStdinBufferBytes, sandboxed: kept.sandboxed }, session.onProcessEvent);
+    process.restore(kept.state);
+    process.attach(kept.handle, kept.state.pid, kept.state.startEpochMs);
+    session.commit(process, originOf(kept.meta, kept.state.startEpochMs));
+    // What it did before this daemon: counted and kept as if heard now (no client is attached to hear it).
+    if (kept.state.exited) session.onProcessEvent(process, { kind: "exited", seq: kept.state.exitSeq, exitCode: kept.state.exitCode });
+    if (kept.state.closed) session.onProcessEvent(process, { kind: "closed", seq: kept.state.closedSeq });
+  });
+  if (restored.sessions.length > 0) log.info({ sessions: restored.sessions.length, processes: restored.processes.length }, "sessions kept by the process host");
+  // Chosen now, so what no sandbox may see names it (a default passed over leaves a fallback of unpredictable name).
+  stateDirectory(config.stateDirectory);
+  for (const warning of stateDirectoryWarnings(config.stateDirectory)) log.warn(warning);
+  // What no sandbox may see: the files the configuration names for the daemon alone.
+  const hiddenPaths = daemonFiles(config);
   const budgets = daemonBudgets(config);
   metrics.budgetsInUse = () => ({ descriptors: budgets.descriptors.charged, httpBodyBytes: budgets.httpBodies.reserved });
   const turns = new TurnScheduler();
   const frames = new OffThreadFrames();
-  const connectionDeps = (connectionLog: FastifyBaseLogger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, spawner, pollAfterInput, hiddenPaths, budgets, turns, frames });
+  const connectionDeps = (connectionLog: Logger): ConnectionDeps => ({ registry, config, log: connectionLog, metrics, host, pollAfterInput, hiddenPaths, budgets, turns, frames });
   return {
     registry,
     metrics,
-    spawner,
+    host,
     connectionDeps,
     serveWebSocket: (socket, peer, connectionLog) => {
       // The client's socket is a descriptor of this process: charged to its client, refused past a cap with 1013 (try again later).
@@ -117,20 +140,12 @@ export function startRuntime(config: Config, log: FastifyBaseLogger): Runtime {
       new Connection(new WebSocketTransport(socket), connectionDeps(connectionLog), peer);
     },
     close: async () => {
-      await terminateEverything(registry, config.killGraceMs);
-      spawner.stop();
-      await processTrees.dispose(SHUTDOWN_REAP_MS);
+      registry.stopExpiry();
+      await host.shutdown(config.killGraceMs);
+    },
+    leave: () => {
+      registry.stopExpiry();
+      host.leave();
     },
   };
-}
-
-/** SIGTERM to every tree, a grace period to exit, then SIGKILL to what is left. */
-async function terminateEverything(registry: SessionRegistry, graceMs: number): Promise<void> {
-  const sessions = registry.all();
-  for (const session of sessions) for (const process of session.list()) process.terminate();
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && !sessions.every((session) => session.allExited)) {
-    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_POLL_MS));
-  }
-  registry.killAll();
 }

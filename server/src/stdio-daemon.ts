@@ -11,18 +11,19 @@
  * exits, as upstream's does: nothing is left behind, and there is no one to
  * resume the session.
  */
+import type { LaunchedHost } from "./host/host-launch.js";
 import type { Readable, Writable } from "node:stream";
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "./logger.js";
 import { wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, type Config } from "./config.js";
 import { createLogger } from "./logger.js";
 import { Connection } from "./rpc/connection.js";
-import { startRuntime } from "./runtime.js";
+import { openRuntime } from "./runtime.js";
 import type { SessionRegistry } from "./session/session-registry.js";
 import { StdioTransport } from "./transport/stdio-transport.js";
 
 export interface StdioDaemon {
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly registry: SessionRegistry;
   /** Resolves once the connection is over: stdin ended and the replies went out, or stdout is gone. */
   readonly ended: Promise<void>;
@@ -52,14 +53,16 @@ function refuseListenerOptions(config: Config): void {
   }
 }
 
+/** `launched`: the private process host `execmux serve` already started (else it is started here). */
 export async function startStdioDaemon(
   config: Config,
+  launched?: Promise<LaunchedHost>,
   io: { input: Readable; output: Writable } = { input: process.stdin, output: process.stdout },
 ): Promise<StdioDaemon> {
   refuseListenerOptions(config);
   const log = createLogger(config);
-  const runtime = startRuntime(config, log);
-  await runtime.spawner.whenReady();
+  // Nobody could resume this session: the process host ends with the daemon.
+  const runtime = await openRuntime(config, log, false, launched);
 
   const transport = new StdioTransport(io.input, io.output, config.maxMessageBytes);
   const ended = new Promise<void>((resolve) => transport.onClose(resolve));

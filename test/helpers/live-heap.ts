@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { vi } from "vitest";
 import { WebSocket } from "ws";
 
-/** Environment for a daemon whose processes can be inspected (host and spawner inherit it). */
+/** Environment for a daemon that can be inspected. */
 export const INSPECTABLE_ENV = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --inspect-port=0`.trim() };
 
 /** Ports of the IPv4 TCP sockets `pid` listens on. */
@@ -35,16 +35,24 @@ function listeningPorts(pid: number): number[] {
   return ports;
 }
 
+/** Inspector ports already opened, by pid: the process may listen on ports of its own too (a daemon does). */
+const inspectorPorts = new Map<number, number>();
+
 async function inspectorUrl(pid: number): Promise<string> {
-  if (listeningPorts(pid).length === 0) process.kill(pid, "SIGUSR1");
-  const port = await vi.waitFor(
-    () => {
-      const [found] = listeningPorts(pid);
-      if (found === undefined) throw new Error(`process ${pid} opened no inspector (was it started with INSPECTABLE_ENV?)`);
-      return found;
-    },
-    { timeout: 10_000 },
-  );
+  let port = inspectorPorts.get(pid);
+  if (port === undefined) {
+    const own = new Set(listeningPorts(pid));
+    process.kill(pid, "SIGUSR1");
+    port = await vi.waitFor(
+      () => {
+        const found = listeningPorts(pid).find((candidate) => !own.has(candidate));
+        if (found === undefined) throw new Error(`process ${pid} opened no inspector (was it started with INSPECTABLE_ENV?)`);
+        return found;
+      },
+      { timeout: 10_000 },
+    );
+    inspectorPorts.set(pid, port);
+  }
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
   return targets[0]!.webSocketDebuggerUrl;
 }

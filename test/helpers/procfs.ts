@@ -1,8 +1,19 @@
+/**
+ * What /proc shows of a daemon and its process host (server/native: the
+ * `execmux-host` program that spawns, holds and reaps every child). Tests
+ * look from outside: the machine's pids, the host's PID namespace.
+ */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { basename } from "node:path";
 
-/** Resident memory of a process, in bytes. */
+/** Resident memory of a process, in bytes (0 once it is gone). */
 export function residentBytes(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
 }
 
 /** True while the pid exists and is not a zombie. */
@@ -15,21 +26,27 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/** Fields of /proc/PID/stat after the command name (state first, then ppid, pgrp, session, ...), or undefined once gone. */
+export function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The parent's pid, or undefined once gone. */
+export const parentOf = (pid: number): number | undefined => {
+  const fields = statFields(pid);
+  return fields ? Number(fields[1]) : undefined;
+};
+
 /** Pids of the daemon's (this process's) children that are zombies: must always be empty. */
 export function zombieChildren(parentPid = process.pid): number[] {
-  const zombies: number[] = [];
-  for (const entry of readdirSafe("/proc")) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] === "Z" && Number(fields[1]) === parentPid) zombies.push(pid);
-    } catch {
-      // gone
-    }
-  }
-  return zombies;
+  return childrenOf(parentPid)
+    .filter((child) => child.state === "Z")
+    .map((child) => child.pid);
 }
 
 /** Direct children of `pid`, with their state letter (Z for a zombie), from /proc. */
@@ -37,115 +54,144 @@ export function childrenOf(pid: number): { pid: number; state: string }[] {
   const children: { pid: number; state: string }[] = [];
   for (const entry of readdirSafe("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) === pid) children.push({ pid: Number(entry), state: fields[0]! });
-    } catch {
-      // exited meanwhile
-    }
+    const fields = statFields(Number(entry));
+    if (fields && Number(fields[1]) === pid) children.push({ pid: Number(entry), state: fields[0]! });
   }
   return children;
 }
 
-function commandLine(pid: number): string {
+/** The NUL-separated command line, as an array ([] once gone). */
+export function commandLine(pid: number): string[] {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "latin1");
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").slice(0, -1);
   } catch {
-    return "";
+    return [];
   }
 }
 
-/**
- * The spawner process of a daemon: a child of whichever process holds the
- * sessions (its process host, or the daemon itself in-process), or where it
- * runs in a PID namespace, below the perl that made the namespace and its
- * init (spawner/pid-namespace.ts), whose command lines name spawner-main too.
- */
-export function spawnerOf(daemonPid: number): number | undefined {
-  return spawnersOf(daemonPid)[0];
+/** Every running `execmux-host` on the machine (of any checkout). */
+export function allHosts(): number[] {
+  return readdirSafe("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => basename(commandLine(pid)[0] ?? "") === "execmux-host" && isRunning(pid));
 }
 
-/** The process host `execmux serve` started (server/src/host), while the daemon that started it lives. */
-export function hostOf(daemonPid: number): number | undefined {
-  return childrenOf(daemonPid).find((child) => commandLine(child.pid).includes("host-main"))?.pid;
-}
-
-/** The daemon listening on the port, which the process host forked for `execmux serve`. */
-export function frontOf(hostPid: number): number | undefined {
-  return childrenOf(hostPid).find((child) => / serve\b/.test(commandLine(child.pid).replaceAll("\0", " ")))?.pid;
-}
-
-/** Memory of `execmux serve`, its process host and the daemon that host forked, together: what the machine pays for it. */
-export function daemonResidentBytes(daemonPid: number): number {
-  const host = hostOf(daemonPid);
-  const front = host && frontOf(host);
-  return residentBytes(daemonPid) + (host ? residentBytes(host) : 0) + (front ? residentBytes(front) : 0);
+/** A daemon the test holds in-process (startTestDaemon): it knows its host. */
+interface InProcessDaemon {
+  readonly runtime: { readonly host: { readonly info: { readonly pid: number } } };
 }
 
 /**
- * The host's pid of the process that a child of the daemon calls
- * `namespacePid` (its `$$`, `$!`, `pgrep`): the spawner runs in a PID
- * namespace of its own with its own /proc by default
- * (server/src/spawner/pid-namespace.ts), and the tests look from outside.
- * Where it does not, the two are the same. Throws where the process is not
- * found (it exited), or where two spawners below `daemonPid` have it.
+ * The process host of a daemon: one started in this process (startTestDaemon)
+ * knows it; for `execmux serve` (its pid), it is the host whose socket is
+ * the one of the daemon's --listen (a fixed port: a persistent host, its
+ * socket named after the address), or the private host that shares the
+ * daemon's stderr (port 0, stdio, in-process: it inherits it).
  */
-export function hostPidOf(namespacePid: number, daemonPid = process.pid): number {
-  const namespaces = new Set(spawnersOf(daemonPid).map((spawner) => linkOf(`/proc/${spawner}/ns/pid`)));
-  if (namespaces.size === 0) throw new Error(`no spawner below ${daemonPid}`);
-  if (namespaces.has(linkOf("/proc/self/ns/pid"))) {
-    if (namespaces.size > 1) throw new Error(`spawners below ${daemonPid} in and out of PID namespaces: ${namespacePid} is ambiguous`);
-    return namespacePid;
-  }
-  const found: number[] = [];
+export function hostOf(daemon: number | InProcessDaemon): number | undefined {
+  if (typeof daemon !== "number") return daemon.runtime.host.info.pid;
+  const args = commandLine(daemon);
+  const listen = optionOf(args, "--listen");
+  const socketName = listen === undefined ? undefined : `host-${createHash("sha256").update(listen).digest("hex").slice(0, 16)}.sock`;
+  const stateDirectory = optionOf(args, "--state-directory");
+  const stderr = linkOf(`/proc/${daemon}/fd/2`);
+  return allHosts().find((host) => {
+    const hostArgs = commandLine(host);
+    const socket = optionOf(hostArgs, "--socket");
+    if (socket !== undefined) return basename(socket) === socketName && (stateDirectory === undefined || socket.startsWith(`${stateDirectory}/`));
+    // A pipe or socket of the daemon's own (what child_process gives it), not a terminal or a file others share.
+    return stderr !== undefined && /^(pipe|socket):/.test(stderr) && linkOf(`/proc/${host}/fd/2`) === stderr;
+  });
+}
+
+/** Memory of a daemon and its process host together: what the machine pays for it. */
+export function daemonResidentBytes(daemon: number): number {
+  const host = hostOf(daemon);
+  return residentBytes(daemon) + (host ? residentBytes(host) : 0);
+}
+
+/**
+ * The machine's pid of the process that a child of the host calls
+ * `namespacePid` (its `$$`, `$!`, `pgrep`): the host is the init of a PID
+ * namespace of its own with its own /proc where it can be (root), and the
+ * tests look from outside. Where it is not, the two are the same. Throws
+ * where the process is not found (it exited).
+ */
+export function hostPidOf(namespacePid: number, daemon: number | InProcessDaemon): number {
+  const host = hostOf(daemon);
+  if (host === undefined) throw new Error(`no process host of daemon ${typeof daemon === "number" ? daemon : "in this process"}`);
+  const namespace = linkOf(`/proc/${host}/ns/pid`);
+  if (namespace === linkOf("/proc/self/ns/pid")) return namespacePid;
+  const found = inNamespace(namespace).filter((entry) => entry.namespacePid === namespacePid);
+  if (found.length !== 1) throw new Error(`${found.length} processes are ${namespacePid} in the PID namespace of host ${host}`);
+  return found[0]!.pid;
+}
+
+/** Whether the host is the init of a PID namespace of its own. */
+export function hostHasPidNamespace(host: number): boolean {
+  return linkOf(`/proc/${host}/ns/pid`) !== linkOf("/proc/self/ns/pid");
+}
+
+/**
+ * What runs in the host's PID namespace besides the host (its init): every
+ * process the daemon's children started and left. Empty where the host has
+ * no namespace of its own.
+ */
+export function leftInHostNamespace(host: number): number[] {
+  if (!hostHasPidNamespace(host)) return [];
+  return inNamespace(linkOf(`/proc/${host}/ns/pid`))
+    .filter((entry) => entry.namespacePid !== 1)
+    .map((entry) => entry.pid);
+}
+
+/** Every process of a PID namespace: the machine's pid and the namespace's. */
+function inNamespace(namespace: string | undefined): { pid: number; namespacePid: number }[] {
+  const found: { pid: number; namespacePid: number }[] = [];
+  if (namespace === undefined) return found;
   for (const entry of readdirSafe("/proc")) {
-    if (!/^\d+$/.test(entry) || !namespaces.has(linkOf(`/proc/${entry}/ns/pid`))) continue;
+    if (!/^\d+$/.test(entry) || linkOf(`/proc/${entry}/ns/pid`) !== namespace) continue;
     try {
       const ids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, "latin1"))![1]!.trim().split(/\s+/);
-      if (Number(ids[ids.length - 1]) === namespacePid) found.push(Number(entry));
+      found.push({ pid: Number(entry), namespacePid: Number(ids[ids.length - 1]) });
     } catch {
       // exited meanwhile
     }
   }
-  if (found.length !== 1) throw new Error(`${found.length} processes are ${namespacePid} in the PID namespaces of the spawners below ${daemonPid}`);
-  return found[0]!;
+  return found;
 }
 
-/**
- * What runs in the PID namespaces of the spawners below `daemonPid` besides
- * the spawners and their inits: everything the daemon's children started and
- * left. Empty where the spawners run in no namespace of their own.
- */
-export function leftInSpawnerNamespaces(daemonPid: number): number[] {
-  const spawners = spawnersOf(daemonPid);
-  const namespaces = new Set(spawners.map((spawner) => linkOf(`/proc/${spawner}/ns/pid`)));
-  namespaces.delete(linkOf("/proc/self/ns/pid"));
-  const left: number[] = [];
-  for (const entry of readdirSafe("/proc")) {
-    const pid = Number(entry);
-    if (!/^\d+$/.test(entry) || spawners.includes(pid) || !namespaces.has(linkOf(`/proc/${entry}/ns/pid`))) continue;
-    try {
-      if (!/^NSpid:.*\s1$/m.test(readFileSync(`/proc/${entry}/status`, "latin1"))) left.push(pid);
-    } catch {
-      // exited meanwhile
+/** Every descendant of `pid`, from the children lists of its threads, recursively. */
+export function descendants(pid: number): number[] {
+  const found: number[] = [];
+  for (const pending = [pid]; pending.length > 0; ) {
+    const parent = pending.pop()!;
+    for (const task of readdirSafe(`/proc/${parent}/task`)) {
+      let children = "";
+      try {
+        children = readFileSync(`/proc/${parent}/task/${task}/children`, "latin1");
+      } catch {
+        continue;
+      }
+      for (const child of children.trim().split(" ")) {
+        if (child === "") continue;
+        found.push(Number(child));
+        pending.push(Number(child));
+      }
     }
   }
-  return left;
+  return found;
 }
 
-/** Every spawner below `daemonPid` (as spawnerOf; a test process may hold several daemons). */
-function spawnersOf(daemonPid: number): number[] {
-  const spawners: number[] = [];
-  for (const pending = [hostOf(daemonPid) ?? daemonPid]; pending.length > 0; ) {
-    for (const child of childrenOf(pending.shift()!)) {
-      const line = commandLine(child.pid);
-      if (!line.includes("spawner-main")) continue;
-      if (line.startsWith(`${process.execPath}\0`)) spawners.push(child.pid);
-      else pending.push(child.pid);
-    }
-  }
-  return spawners;
+/** Open descriptors of a process (0 once gone). */
+export function descriptorCount(pid: number): number {
+  return readdirSafe(`/proc/${pid}/fd`).length;
+}
+
+function optionOf(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  if (index >= 0) return args[index + 1];
+  return args.find((argument) => argument.startsWith(`${name}=`))?.slice(name.length + 1);
 }
 
 function linkOf(path: string): string | undefined {

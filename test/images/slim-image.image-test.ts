@@ -42,16 +42,21 @@ afterAll(() => {
 });
 
 describe("the slim image", () => {
-  it("keeps its health check, and carries no other platform's binaries", () => {
+  it("keeps its health check, and carries one native binary, the process host, and no compiler or npm", () => {
     const healthcheck = JSON.parse(podman(["image", "inspect", "--format", "{{json .Config.Healthcheck}}", IMAGE])) as { Test?: string[] } | null;
     expect(healthcheck?.Test).toEqual(["CMD", "node", "/app/docker/healthcheck.mjs"]);
     expect(podman(["image", "inspect", "--format", "{{.Config.User}}", IMAGE]).trim()).toBe("node");
-    const found = podman(["run", "--rm", "--entrypoint", "sh", IMAGE, "-c", "find / -xdev \\( -name '*.node' -o -name prebuilds \\) -print; command -v npm || echo no-npm"]);
-    expect(found.trim().split("\n").sort()).toEqual(["/app/node_modules/node-pty/build/Release/pty.node", "no-npm"]);
+    const lookup = "find / -xdev \\( -name '*.node' -o -name prebuilds -o -name execmux-host \\) -print; for c in npm cc gcc g++ make python3; do command -v $c; done; true";
+    const found = podman(["run", "--rm", "--entrypoint", "sh", IMAGE, "-c", lookup]);
+    expect(found.trim().split("\n")).toEqual([`/app/server/native/prebuilt/linux-${process.arch}/execmux-host`]);
   });
 
   it("serves with a token as the unprivileged user, is healthy, and stops on SIGTERM with exit code 0", async () => {
     const { name, url } = await runContainer();
+    // At rest: tini, the daemon, and its process host; nothing else.
+    const listing = "for d in /proc/[0-9]*; do [ \"${d#/proc/}\" = $$ ] || tr '\\0' ' ' < $d/cmdline; echo; done";
+    const commands = podman(["exec", name, "sh", "-c", listing]).split("\n").filter((line) => line.trim() !== "");
+    expect(commands.map((command) => command.split(" ")[0]).sort()).toEqual([`/app/server/native/prebuilt/linux-${process.arch}/execmux-host`, "/usr/bin/tini", "node"].sort());
     expect((await handshake(url)).status).toBe(401);
     const client = await connect(url, { token, reconnect: false });
     expect(await output(client, { argv: ["id", "-un"], cwd: "/home/node" })).toEqual({ code: 0, text: "node\n" });

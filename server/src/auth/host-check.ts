@@ -6,12 +6,22 @@
  * literals are always fine, and so are `localhost` and `*.localhost`, which
  * browsers resolve to loopback themselves.
  */
-import { isIP } from "node:net";
+import { isIPv4, isIPv6 } from "node:net";
 
-/** The host name of a Host header value: lower case, without port, brackets or a trailing dot. */
+/**
+ * Whether `name` is an IP address. Only a name with a colon is tried as
+ * IPv6: node's IPv6 pattern takes milliseconds to compile on first use,
+ * which every daemon would otherwise pay on its first request.
+ */
+function isIpLiteral(name: string): boolean {
+  return name.includes(":") ? isIPv6(name) : isIPv4(name);
+}
+
+/** The host name of a Host header value (or of an address): lower case, without port, brackets or a trailing dot. */
 export function hostNameOf(host: string): string {
   const trimmed = host.trim().toLowerCase();
-  if (isIP(trimmed) !== 0) return trimmed;
+  // More than one colon and no brackets: a bare IPv6 address (as --listen may give one), never name:port.
+  if (!trimmed.startsWith("[") && trimmed.indexOf(":") !== trimmed.lastIndexOf(":")) return trimmed;
   const name = trimmed.startsWith("[") ? trimmed.slice(1, trimmed.indexOf("]")) : trimmed.replace(/:\d*$/, "");
   return name.endsWith(".") ? name.slice(0, -1) : name;
 }
@@ -40,7 +50,7 @@ export class HostAllowList {
   allows(host: string | undefined): boolean {
     if (this.any || host === undefined) return true;
     const name = hostNameOf(host);
-    if (isIP(name) !== 0 || this.names.has(name)) return true;
+    if (isIpLiteral(name) || this.names.has(name)) return true;
     return this.suffixes.some((suffix) => name.endsWith(suffix) && name.length > suffix.length);
   }
 }

@@ -7,7 +7,6 @@
  * proves is its verified issuer, subject and `jti` (identity.ts), so
  * re-minting or re-spelling a token does not make a new client.
  */
-import { compactVerify } from "jose";
 import { admitted, Refusal, refused, type Credential, type Verdict } from "./credential.js";
 import { jwtIdentity } from "./identity.js";
 import { claimsRefusal, parseClaims, type ClaimExpectations } from "./jwt-claims.js";
@@ -24,6 +23,8 @@ export class SignedBearerToken implements Credential {
     if (!isCanonicalJws(token)) return refused(Refusal.invalidJwt);
     let payload: Uint8Array;
     try {
+      // Loaded on the first token: a daemon with no JWT to check never loads it.
+      const { compactVerify } = await import("jose");
       ({ payload } = await compactVerify(token, this.secret, { algorithms: ["HS256"] }));
     } catch {
       // Not a JWS, a bad signature, another algorithm: all one answer, as upstream's.

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { dirname, join } from "node:path";
-import { ownCgroupDirectory } from "../process/cgroup-paths.js";
+import { ownCgroupDirectory } from "./own-cgroup.js";
 
 const CGROUP_ROOT = "/sys/fs/cgroup";
 /** cgroup v1 writes "no limit" as a page-aligned LONG_MAX; anything this large is no limit. */

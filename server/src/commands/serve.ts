@@ -5,22 +5,17 @@
  * stdio`, stdout carries the protocol and nothing else, and the end of stdin
  * (or SIGHUP) ends it.
  *
- * With a process host (the default for a WebSocket listener) the process
- * started as `execmux serve` is the launcher (host/launcher.ts), and this
- * same command runs a second time, forked by the host, as the daemon.
+ * Every process lives in the process host (host/process-host.ts), which
+ * outlives this daemon on a fixed address: a crash or a SIGKILL loses no
+ * process and no output, and SIGUSR2 hands everything over on purpose (an
+ * upgrade); the same command started again takes it all back.
  */
 import { ConfigError, isStdioListen, loadConfig } from "../config.js";
-import type { Listener } from "../daemon.js";
-import { FRONT_ENV, type FrontReady } from "../host/host-protocol.js";
+import type { Daemon } from "../daemon.js";
+import { launchHost, launchOptions, persistentHost } from "../host/host-launch.js";
 import { unknownVariableWarnings } from "../unknown-variables.js";
-import { closeInheritedDescriptors } from "../spawner/inherited-fds.js";
 
 export async function serveCommand(argv: string[]): Promise<void> {
-  // Set only in a daemon its process host forked (host/front-process.ts); nothing it starts needs it.
-  const hostSocket = process.env[FRONT_ENV];
-  delete process.env[FRONT_ENV];
-  // The host holds every session's PTY master without close-on-exec: none of them belongs in the process facing the network.
-  if (hostSocket !== undefined) closeInheritedDescriptors();
   const warnings = unknownVariableWarnings(process.env);
   let config;
   try {
@@ -30,21 +25,22 @@ export async function serveCommand(argv: string[]): Promise<void> {
     if (error instanceof ConfigError) for (const warning of warnings) process.stderr.write(`execmux: warning: ${warning}\n`);
     throw error;
   }
-  if (config.processHost === "separate" && hostSocket === undefined && !isStdioListen(config.listen)) {
-    // This process finds or starts the process host, which forks the daemon proper; what that prints comes out here.
-    // Loaded on use, as the daemon below: this process stays small.
-    (await import("../listener-settings.js")).checkListenerSettings(config);
-    return (await import("../host/launcher.js")).runLauncher(config, argv);
-  }
   // Handlers go in before the URL is printed: a supervisor may signal the
   // moment it reads that line.
-  let daemon: Pick<Listener, "log" | "close"> | undefined;
+  let daemon: Pick<Daemon, "log" | "close"> | undefined;
   let onHangUp: () => void = () => undefined;
+  let onHandOver: () => void = () => undefined;
   let stopping = false;
+  let stopWhenStarted: string | undefined;
   const shutdown = (signal: string) => {
+    if (!daemon) {
+      // Still starting: it stops once started, since the host it finds may hold sessions the stop must end. A second signal does not wait.
+      if (stopWhenStarted) process.exit(0);
+      stopWhenStarted = signal;
+      return;
+    }
     if (stopping) return;
     stopping = true;
-    if (!daemon) process.exit(0); // nothing started yet
     daemon.log.info({ signal }, "shutting down");
     daemon.close().then(
       () => process.exit(0),
@@ -57,37 +53,44 @@ export async function serveCommand(argv: string[]): Promise<void> {
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGHUP", () => onHangUp());
-  // Its default would kill the daemon; it means "hand over" only once a process host is attached.
-  let onHandOver: () => void = () => daemon?.log.warn("SIGUSR2 hands the sessions over only to a process host (--process-host separate, once started); ignored");
+  // Its default would kill the daemon; it means "hand over" once one is listening.
   process.on("SIGUSR2", () => onHandOver());
+  process.stdout.on("error", () => undefined); // a reader gone does not stop the daemon
+
+  // The process host starts now, while the rest of the daemon loads: a client's first process waits for both.
+  const launched = launchHost(launchOptions(config, isStdioListen(config.listen) ? false : undefined));
+  launched.catch(() => undefined); // the daemon reports it where it waits for the host
 
   if (isStdioListen(config.listen)) {
-    const stdio = await (await import("../stdio-daemon.js")).startStdioDaemon(config);
+    const stdio = await (await import("../stdio-daemon.js")).startStdioDaemon(config, launched);
     daemon = stdio;
+    if (stopWhenStarted) return shutdown(stopWhenStarted);
     for (const warning of warnings) stdio.log.warn(warning);
     // A hung-up terminal, like the end of stdin, means the client is gone.
     onHangUp = () => shutdown("SIGHUP");
     void stdio.ended.then(() => shutdown("end of the stdio connection"));
     return;
   }
-  const { startDaemon, startFrontDaemon } = await import("../daemon.js");
-  const listening = hostSocket !== undefined ? await startFrontDaemon(config, hostSocket) : await startDaemon(config);
+  const { startDaemon } = await import("../daemon.js");
+  const listening = await startDaemon(config, launched);
   daemon = listening;
-  if ("handOver" in listening) {
-    // SIGUSR2: leave every session to the next daemon (a restart, an upgrade) instead of ending them.
-    onHandOver = () => {
-      if (stopping) return;
-      stopping = true;
-      listening.log.info({ host: listening.host.hello.pid }, "handing the sessions over: the process host keeps them for the next daemon");
-      // The host holds every client but a TLS one, whose socket drops as this process exits: it resumes with the next daemon.
-      void listening.handOver().then(() => process.exit(0));
-    };
-    void listening.host.lost.then(() => {
-      if (stopping) return;
-      listening.log.fatal({ host: listening.host.hello.pid }, "the process host is gone, and every session with it; exiting");
-      process.exit(1);
-    });
-  }
+  if (stopWhenStarted) return shutdown(stopWhenStarted);
+  const host = listening.runtime.host;
+  onHandOver = () => {
+    if (stopping) return;
+    if (!persistentHost(config)) {
+      listening.log.warn("SIGUSR2 hands the sessions over only to a process host that outlives the daemon (a fixed port, --process-host separate); ignored");
+      return;
+    }
+    stopping = true;
+    listening.log.info({ host: host.info.pid }, "handing the sessions over: the process host keeps them for the next daemon");
+    void listening.leave().then(() => process.exit(0));
+  };
+  host.onceLost(() => {
+    if (stopping) return;
+    listening.log.fatal({ host: host.info.pid }, "the process host is gone, and every session with it; exiting");
+    process.exit(1);
+  });
   // Token rotation without a restart.
   onHangUp = () => listening.reloadTokens();
   // Logged, not printed: stderr carries nothing but JSON log lines.
@@ -95,7 +98,5 @@ export async function serveCommand(argv: string[]): Promise<void> {
   if (argv.some((argument) => argument === "--token" || argument.startsWith("--token="))) {
     listening.log.warn("--token on the command line can be read by every user of this machine (ps, /proc/PID/cmdline); use EXECMUX_TOKEN or --token-file");
   }
-  // The host that forked this daemon holds the signals its launcher passed on until the daemon can act on them all.
-  if (hostSocket !== undefined) process.send?.({ kind: "ready" } satisfies FrontReady);
   process.stdout.write(`${listening.url}\n`);
 }

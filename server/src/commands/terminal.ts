@@ -1,7 +1,7 @@
 /** Wiring a remote process to this terminal: output out, input in, size and raw mode for PTYs. */
 import { execFileSync } from "node:child_process";
 import { RpcRequestError, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
-import { ErrorCode, SignalNumbers } from "@execmux/shared";
+import { ErrorCode, SignalNumbers } from "@execmux/shared/core";
 
 /** How a shell reports a pipeline member killed by SIGPIPE. */
 export const SIGPIPE_EXIT_CODE = 128 + SignalNumbers.SIGPIPE;

@@ -1,7 +1,7 @@
 /**
  * The last line of defence between a token and a log: every log line is
  * passed through here just before it is written, whatever logged it
- * (execmux, Fastify, the WebSocket plugin, an error's message). Tokens are
+ * (execmux, node:http, ws, an error's message). Tokens are
  * masked by where they travel (a `token` query parameter, a Bearer
  * credential, the `execmux.bearer.` subprotocol), which also covers wrong
  * guesses, and by value (every configured token, in each encoding it can

@@ -33,6 +33,12 @@ export interface HandlerContext {
   /** Counts `bytes` of the reply being built against that bound until it is queued. */
   reserveReply(bytes: number): void;
   /**
+   * Counts `bytes` against that bound until the returned release is called:
+   * for a reply whose size is known only once the process host answers, so
+   * requests that arrive meanwhile see the room it may take.
+   */
+  holdReplyRoom(bytes: number): () => void;
+  /**
    * Resolves once a reply of `bytes` fits in that bound (one larger than
    * the room left: once at most half the bound is owed, so one such reply
    * at a time), or the connection closed. A handler awaits it, then reserves, before it

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
-import { fileUriToPath } from "@execmux/shared";
-import { SpawnError } from "./child.js";
+import { fileUriToPath } from "@execmux/shared/core";
+import { SpawnError } from "./spawn-error.js";
 import { invalidParams } from "../rpc/rpc-error.js";
 
 /**

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { SpawnError } from "./child.js";
+import { SpawnError } from "./spawn-error.js";
 
 /** execvp's fallback when the environment has no PATH. */
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -8,7 +8,10 @@ const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 /** "ok", or why execve would refuse the path: absent (ENOENT, or ENOTDIR under a file) or not executable (EACCES). */
 function executableState(path: string): "ok" | "ENOENT" | "ENOTDIR" | "EACCES" {
   try {
-    if (!statSync(path).isFile()) return "EACCES";
+    // Most PATH entries lack the program: no exception for those (making one costs more than the stat).
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) return "ENOENT";
+    if (!stats.isFile()) return "EACCES";
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOTDIR" ? "ENOTDIR" : "ENOENT";
   }

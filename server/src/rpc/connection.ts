@@ -6,8 +6,10 @@
  * which outlives the socket.
  */
 import { setMaxListeners } from "node:events";
-import type { FastifyBaseLogger } from "fastify";
-import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID, isRequestMethod, type MethodFamily, type RequestId } from "@execmux/shared";
+import type { Logger } from "../logger.js";
+import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
+import { methods } from "../generated/methods.js";
+import type { MethodFamily, RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
@@ -15,7 +17,7 @@ import type { Caller, SessionRegistry } from "../session/session-registry.js";
 import type { DaemonBudgets } from "../budgets/daemon-budgets.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics.js";
-import type { Spawner } from "../spawner/spawner.js";
+import type { ProcessHost } from "../host/process-host.js";
 import { ClientRequests } from "./client-requests.js";
 import { ConnectionResources } from "./connection-resources.js";
 import { dispatch, type RequestScope } from "./dispatch.js";
@@ -45,9 +47,9 @@ import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transpo
 export interface ConnectionDeps {
   readonly registry: SessionRegistry;
   readonly config: Config;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
   readonly metrics: Metrics;
-  readonly spawner: Spawner;
+  readonly host: ProcessHost;
   readonly pollAfterInput: PollAfterInput;
   /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
   readonly hiddenPaths: readonly string[];
@@ -77,6 +79,9 @@ export interface PeerDescription {
   readonly localPort?: number | undefined;
 }
 
+/** How long a connection whose session was taken over waits for its requests' replies before it closes anyway. */
+const EVICTED_CLOSE_WAIT_MS = 1_000;
+
 export class Connection implements SessionSink {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
@@ -99,6 +104,8 @@ export class Connection implements SessionSink {
   private readonly clientRequests = new ClientRequests((id, method, params) => this.send(encodeRequest(id, method, params, this.jsonrpc)));
   /** Requests still being handled; after the peer's end of input the connection closes once they replied. */
   private requestsInFlight = 0;
+  /** Set once the session was taken over: closes the socket once no request is in flight. */
+  private closeWhenAnswered: (() => void) | undefined;
   /** Frames being parsed off the event loop (they count as requests in flight). */
   private framesParsing = 0;
   /** The transport closed: a frame parsed off the event loop after that is dropped. */
@@ -141,7 +148,7 @@ export class Connection implements SessionSink {
       this.rateLimiter,
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
-      (reason) => deps.metrics.readPauses.inc({ reason }),
+      (reason) => deps.metrics.readPauses.inc(reason),
       { scheduler: deps.turns, owner: this },
     );
     this.outbound.onProgress = () => {
@@ -308,11 +315,23 @@ export class Connection implements SessionSink {
     this.replayer?.close();
     this.closing.abort();
     this.deps.log.info("session taken over by another connection");
-    // After the failed long-polls' replies, which are already queued.
-    setImmediate(() => {
+    // After the failed requests' replies: a long-poll waiting for output fails
+    // at once, one waiting for the process host's answer once it comes. A
+    // request that waits on regardless (a write for room) is not waited for long.
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
       this.outbound.close();
       this.socket.close(CloseCode.SessionTakenOver, "session taken over by another connection");
-    });
+    };
+    const timer = setTimeout(close, EVICTED_CLOSE_WAIT_MS);
+    timer.unref();
+    this.closeWhenAnswered = () => {
+      if (this.requestsInFlight === 0) setImmediate(close);
+    };
+    this.closeWhenAnswered();
   }
 
   /**
@@ -324,9 +343,11 @@ export class Connection implements SessionSink {
   replay(session: Session, cursors: Readonly<Record<string, number>>): void {
     const replayer = (this.replayer ??= new Replay({
       hasRoom: () => this.outbound.writable && this.replyBudget.roomBytes > 0,
+      holds: (process) => this.outbound.holds(process),
       sendGap: (process, gap) =>
         this.outbound.sendProcessFrame(process, encodeNotification("process/gap", { processId: process.processId, ...gap }, this.jsonrpc), 0),
       sendEvent: (process, event) => this.sendProcessEvent(process, event),
+      failed: (error) => this.fail(error),
     }));
     for (const [processId, cursor] of Object.entries(cursors)) {
       const process = session.find(processId);
@@ -363,7 +384,7 @@ export class Connection implements SessionSink {
     switch (event.kind) {
       case "output": {
         const frame = this.binaryOutput
-          ? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data)
+          ? (event.frame ?? encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data))
           : encodeOutputNotification(JSON.stringify(processId), event.seq, event.stream, event.data, this.jsonrpc);
         this.outbound.sendProcessFrame(process, frame, event.data.length);
         // The encoder's hold on a pooled JSON frame: Outbound keeps its own for as long as it needs the frame.
@@ -440,7 +461,7 @@ export class Connection implements SessionSink {
     const where = this.peer.address ? `${this.peer.transport} ${this.peer.address}` : this.peer.transport;
     const kind = this.peer.transport === "websocket" ? "websocket " : "";
     const error = { code: ErrorCode.InvalidRequest, message: `failed to parse ${kind}JSON-RPC message from exec-server ${where}: ${detail}` };
-    this.deps.metrics.errors.inc({ code: String(error.code) });
+    this.deps.metrics.errors.inc(String(error.code));
     this.send(encodeError(MALFORMED_MESSAGE_ID, error, false));
   }
 
@@ -501,6 +522,14 @@ export class Connection implements SessionSink {
       whenWritable: () => this.outbound.whenWritable(),
       replyRoomBytes: () => this.replyBudget.roomBytes,
       reserveReply: (bytes) => reservations.push(this.replyBudget.reserve(bytes)),
+      holdReplyRoom: (bytes) => {
+        const release = this.replyBudget.reserve(bytes);
+        // Frames the hold kept waiting may be read again once it is gone.
+        return () => {
+          release();
+          this.inbound.recheck();
+        };
+      },
       whenReplyRoom: (bytes) => this.replyBudget.whenRoom(bytes, this.closing.signal),
       holdUntilSent: (release) => {
         untilSent.push(release);
@@ -537,7 +566,7 @@ export class Connection implements SessionSink {
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean, checked?: ParamsCheck): Promise<void> {
     const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
-    const stopTimer = metrics.requestDuration.startTimer({ method: isRequestMethod(method) ? method : "unknown" });
+    const stopTimer = metrics.requestDuration.startTimer(Object.hasOwn(methods, method) ? method : "unknown");
     this.requestsInFlight++;
     // Nothing else is handled meanwhile (the gate holds later frames), so there is one at a time.
     const initializing = method === "initialize";
@@ -555,8 +584,8 @@ export class Connection implements SessionSink {
       afterReply.length = 0;
       const body =
         error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: String((error as Error)?.message) };
-      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: isRequestMethod(method) ? method : "unknown" }, "request failed");
-      metrics.errors.inc({ code: String(body.code) });
+      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: Object.hasOwn(methods, method) ? method : "unknown" }, "request failed");
+      metrics.errors.inc(String(body.code));
       reply = encodeError(id, body, jsonrpc);
     } finally {
       stopTimer();
@@ -569,6 +598,7 @@ export class Connection implements SessionSink {
       for (const task of afterReply) task();
     } finally {
       this.requestsInFlight--;
+      this.closeWhenAnswered?.();
       if (initializing) {
         this.answeringInitialize = false;
         this.inbound.recheck();

@@ -4,8 +4,10 @@
  * upstream's message per method family), then, on an observer's connection,
  * whether an observer may call it (-32013).
  */
-import { ErrorCode, RequestMethods, isRequestMethod } from "@execmux/shared";
-import { handlers, type HandlerContext } from "../methods/index.js";
+import { ErrorCode } from "@execmux/shared/errors";
+import type { RequestMethod } from "@execmux/shared";
+import { methods } from "../generated/methods.js";
+import { handlerOf, type HandlerContext } from "../methods/index.js";
 import type { Connection } from "./connection.js";
 import { checkParams, type ParamsCheck } from "./frame-check.js";
 import { RpcError } from "./rpc-error.js";
@@ -15,16 +17,17 @@ export type RequestScope = Omit<HandlerContext, "connection" | "session">;
 
 /** `prechecked`: the params already checked (off the event loop, frame-check.ts); otherwise they are checked here. */
 export async function dispatch(connection: Connection, method: string, params: unknown, scope: RequestScope, prechecked?: ParamsCheck): Promise<unknown> {
-  if (!isRequestMethod(method)) {
+  if (!Object.hasOwn(methods, method)) {
     throw new RpcError(ErrorCode.MethodNotFound, `exec-server stub does not implement \`${method}\` yet`);
   }
   // Upstream decodes params before it looks at the handshake.
-  const outcome = prechecked ?? checkParams(method, params);
+  const outcome = prechecked ?? (await checkParams(method, params));
   if (!outcome.ok) throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
   const checked = outcome.params;
-  const family = RequestMethods[method].family;
-  const session = family === undefined ? undefined : connection.requireInitialized(family);
-  connection.assertMayCall(method);
-  const handler = handlers[method] as (params: unknown, context: HandlerContext) => unknown;
+  const family = methods[method as RequestMethod].family;
+  const session = family === null ? undefined : connection.requireInitialized(family);
+  connection.assertMayCall(method as RequestMethod);
+  const found = handlerOf(method as RequestMethod);
+  const handler = typeof found === "function" ? found : await found;
   return handler(checked, { connection, session, ...scope });
 }

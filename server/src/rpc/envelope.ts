@@ -3,14 +3,8 @@
  * builds replies in the dialect the client spoke (with or without
  * `"jsonrpc": "2.0"`).
  */
-import {
-  BINARY_HEADER_BYTES,
-  writeBinaryOutputHeader,
-  type OutputStream,
-  type RequestId,
-  type RpcErrorBody,
-} from "@execmux/shared";
-import { frameAround } from "../process/output-buffers.js";
+import { BINARY_HEADER_BYTES, writeBinaryOutputHeader } from "@execmux/shared/core";
+import type { OutputStream, RequestId, RpcErrorBody } from "@execmux/shared";
 import { takeSlab } from "../process/slab-pool.js";
 import { shapeViolation } from "./json-shape.js";
 import { JSON_CHUNK_BYTES } from "./outbound.js";
@@ -83,15 +77,11 @@ export function encodeNotification(method: string, params: unknown, jsonrpc: boo
 
 /**
  * `process/output` as a binary frame (extension; layout in
- * shared/src/binary-frame.ts): in front of the data where it was read with
- * room for that (output-buffers.ts), else as a copy.
+ * shared/src/binary-frame.ts). Live output needs none of this: the process
+ * host sends each chunk already framed so (process-host.ts); a replayed one
+ * is framed here.
  */
 export function encodeBinaryOutput(processIdUtf8: Buffer, seq: number, stream: OutputStream, data: Buffer): Buffer {
-  const inPlace = frameAround(data, BINARY_HEADER_BYTES + processIdUtf8.length);
-  if (inPlace) {
-    writeBinaryOutputHeader(inPlace, processIdUtf8, seq, stream);
-    return inPlace;
-  }
   const frame = Buffer.allocUnsafe(BINARY_HEADER_BYTES + processIdUtf8.length + data.length);
   const headerLength = writeBinaryOutputHeader(frame, processIdUtf8, seq, stream);
   data.copy(frame, headerLength);

@@ -6,7 +6,9 @@
  * paid away from the event loop (off-thread-frames.ts); dispatch then takes
  * the check's outcome instead of checking again.
  */
-import { ErrorCode, RequestMethods, isRequestMethod, type RpcErrorBody } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/core";
+import type { RequestMethod, RpcErrorBody } from "@execmux/shared";
+import { methods } from "../generated/methods.js";
 import { parseFrame, type Incoming } from "./envelope.js";
 import { RpcError } from "./rpc-error.js";
 import { validateParams } from "./validators.js";
@@ -21,11 +23,11 @@ export type CheckedFrame = Incoming & { readonly checked?: ParamsCheck };
  * expected struct ReadParams`); execmux's own extensions, which upstream
  * lacks, take them as `{}`. Then the method's schema (-32602).
  */
-export function checkParams(method: string, params: unknown): ParamsCheck {
-  if (!isRequestMethod(method)) return { ok: true, params };
-  const checked = params ?? (RequestMethods[method].extension ? {} : null);
+export async function checkParams(method: string, params: unknown): Promise<ParamsCheck> {
+  if (!Object.hasOwn(methods, method)) return { ok: true, params };
+  const checked = params ?? (methods[method as RequestMethod].extension ? {} : null);
   try {
-    validateParams(method, checked);
+    await validateParams(method as RequestMethod, checked);
   } catch (error) {
     if (error instanceof RpcError) return { ok: false, error: error.toBody() };
     return { ok: false, error: { code: ErrorCode.InternalError, message: String((error as Error)?.message) } };
@@ -33,8 +35,8 @@ export function checkParams(method: string, params: unknown): ParamsCheck {
   return { ok: true, params: checked };
 }
 
-export function checkFrame(text: string): CheckedFrame {
+export async function checkFrame(text: string): Promise<CheckedFrame> {
   const message = parseFrame(text);
   if (message.kind !== "request" && message.kind !== "notification") return message;
-  return { ...message, checked: checkParams(message.method, message.params) };
+  return { ...message, checked: await checkParams(message.method, message.params) };
 }

@@ -7,5 +7,5 @@ import { checkFrame } from "./frame-check.js";
 
 parentPort?.on("message", ({ id, bytes }: { id: number; bytes: Uint8Array }) => {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
-  parentPort!.postMessage({ id, frame: checkFrame(text) });
+  void checkFrame(text).then((frame) => parentPort!.postMessage({ id, frame }));
 });

@@ -9,6 +9,7 @@
  * ends after a while without one; if it cannot run, frames are parsed here.
  */
 import { Worker } from "node:worker_threads";
+import { inPackage } from "../package-root.js";
 import { checkFrame, type CheckedFrame } from "./frame-check.js";
 
 /** Frames at least this large go to the worker; smaller ones cost less than the hand-over is worth. */
@@ -16,7 +17,8 @@ export const OFF_THREAD_FRAME_BYTES = 1024 * 1024;
 /** An idle worker ends after this long (a one-shot timer, re-armed by each frame; nothing runs while idle). */
 const IDLE_WORKER_MS = 30_000;
 
-const WORKER_SCRIPT = new URL("./frame-parser-worker.js", import.meta.url);
+/** tsc's output of frame-parser-worker.ts, which stays beside the bundle (the daemon itself may run bundled). */
+const WORKER_SCRIPT = inPackage("dist", "rpc", "frame-parser-worker.js");
 
 export class OffThreadFrames {
   private worker: Worker | undefined;
@@ -29,7 +31,7 @@ export class OffThreadFrames {
   /** The message `data` holds, its params checked. */
   parse(data: Buffer): Promise<CheckedFrame> {
     const worker = this.workerOrUndefined();
-    if (!worker) return Promise.resolve(checkFrame(data.toString("utf8")));
+    if (!worker) return checkFrame(data.toString("utf8"));
     clearTimeout(this.idleTimer);
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -78,7 +80,7 @@ export class OffThreadFrames {
     this.unavailable = true;
     for (const [id, { resolve, text }] of this.pending) {
       this.pending.delete(id);
-      resolve(checkFrame(text()));
+      void checkFrame(text()).then(resolve);
     }
   }
 }

@@ -44,6 +44,8 @@ interface ProcessQueue {
   readonly frames: QueuedFrame[];
   queuedBytes: number;
   unackedBytes: number;
+  /** Out of the round-robin until the client acknowledges: it has its window's worth unacknowledged. */
+  held: boolean;
 }
 
 /** A reply or other frame that is not process output; `written` runs once the socket wrote it, or dropped it. */
@@ -137,6 +139,16 @@ export class Outbound {
     if (!queue) return;
     queue.unackedBytes = Math.max(0, queue.unackedBytes - bytes);
     this.updatePause(process, queue);
+    if (queue.held && !this.overWindow(queue)) {
+      queue.held = false;
+      this.ready.push(process);
+      this.pump();
+    }
+  }
+
+  /** True while a process's frames wait for the client's acknowledgements (credit flow control). */
+  holds(process: ManagedProcess): boolean {
+    return this.queues.get(process)?.held === true;
   }
 
   /** Resolves once nothing waits here and the socket buffers less than its high-water mark (or it closed). */
@@ -175,7 +187,7 @@ export class Outbound {
   private queueOf(process: ManagedProcess): ProcessQueue {
     let queue = this.queues.get(process);
     if (!queue) {
-      queue = { frames: [], queuedBytes: 0, unackedBytes: 0 };
+      queue = { frames: [], queuedBytes: 0, unackedBytes: 0, held: false };
       this.queues.set(process, queue);
     }
     return queue;
@@ -195,6 +207,12 @@ export class Outbound {
       const process = this.ready.shift();
       if (!process) break;
       const queue = this.queues.get(process)!;
+      // Nothing past the client's window, whatever the process host had read
+      // before the pause reached it: back in the round-robin on an ack.
+      if (this.overWindow(queue)) {
+        queue.held = true;
+        continue;
+      }
       const next = queue.frames.shift()!;
       if (process !== this.lastSender) {
         if (this.lastSender !== undefined) this.sharedUntil = performance.now() + SHARED_FOR_MS;
@@ -221,6 +239,12 @@ export class Outbound {
 
   private currentAckWindow(): number | undefined {
     return this.sharedUntil > 0 && performance.now() < this.sharedUntil ? this.sharedAckWindowBytes : this.ackWindowBytes;
+  }
+
+  /** Credit flow control: the client has a window's worth of this process's output unacknowledged. */
+  private overWindow(queue: ProcessQueue): boolean {
+    const window = this.currentAckWindow();
+    return window !== undefined && queue.unackedBytes >= window;
   }
 
   /** Pause past the limits, resume below half of them (hysteresis, so it does not flap). */

@@ -1,13 +1,14 @@
 /**
  * An observer's view of a session: every process, from the start of its
- * retained output (or the observer's cursor) and then live, read from each
- * process's log at the pace of the observer's socket.
+ * retained output (or the observer's cursor) and then live, read from the
+ * process host a batch at a time at the pace of the observer's socket.
  *
  * The owner's connection paces a process by pausing it (flow control); an
- * observer never does. It keeps only a cursor per process and sends the
- * next event after it while its connection has room (its socket below the
- * high-water mark, its reply budget not spent), round-robin across
- * processes. A live event only wakes it. An observer that falls behind
+ * observer never does. It keeps a cursor per process (and at most one
+ * fetched batch) and sends the next event after it while its connection
+ * has room (its socket below the high-water mark, its reply budget not
+ * spent), round-robin across processes. A live event only wakes it: what
+ * to send is always read from the host, after the cursor. An observer that falls behind
  * loses nothing but output the log evicted meanwhile, and hears of that as
  * a `process/gap` (fromSeq, toSeq, chunks, bytes), exactly as a resume
  * would. So however slow an observer is, it costs the owner and the other
@@ -16,6 +17,7 @@
  */
 import type { OutputGap } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
+import { BATCH_BYTES } from "./replay.js";
 import type { SessionObserver } from "../session/session.js";
 
 export interface FollowerSink {
@@ -38,6 +40,11 @@ interface FollowCursor {
   announced: boolean;
   /** In `ready`: it may have something to send. */
   queued: boolean;
+  /** Fetched from the host, not yet sent. */
+  batch: ProcessEvent[];
+  fetching: boolean;
+  /** The process's next seq when a fetch last found nothing: fetched again only once something newer is heard. */
+  emptyAt: number;
 }
 
 /**
@@ -65,7 +72,7 @@ export class SessionFollower implements SessionObserver {
     // Followed to its close already (an observer back after a drop): nothing to announce or send.
     if (process.closed && cursor >= process.nextSeq - 1) return;
     if (this.cursors.size >= MAX_FOLLOWED) this.dropOldestClosed();
-    const entry: FollowCursor = { process, seq: cursor, gapThrough: cursor, announced: false, queued: false };
+    const entry: FollowCursor = { process, seq: cursor, gapThrough: cursor, announced: false, queued: false, batch: [], fetching: false, emptyAt: 0 };
     this.cursors.set(process, entry);
     this.wake(entry);
   }
@@ -125,7 +132,7 @@ export class SessionFollower implements SessionObserver {
     this.ready.push(entry);
   }
 
-  /** Sends the process's next frame; false once it has caught up (a live event wakes it again). */
+  /** Sends the process's next frame; false once it has nothing to send now (a fetch or a live event wakes it). */
   private step(entry: FollowCursor): boolean {
     const { process } = entry;
     if (!entry.announced) {
@@ -133,20 +140,48 @@ export class SessionFollower implements SessionObserver {
       this.sink.sendStarted(process);
       return true;
     }
-    const gap = process.gapAfter(entry.seq);
-    if (gap && gap.toSeq > entry.gapThrough) {
-      this.sink.sendGap(process, gap);
-      entry.gapThrough = gap.toSeq;
+    const event = entry.batch.shift();
+    if (event) {
+      this.sink.sendEvent(process, event);
+      entry.seq = event.seq;
+      // Its close is its last event: nothing more to follow.
+      if (event.kind === "closed") this.cursors.delete(process);
+      return event.kind !== "closed";
     }
-    const event = process.eventAfter(entry.seq);
-    if (!event) return false;
-    this.sink.sendEvent(process, event);
-    entry.seq = event.seq;
-    // Its close is its last event: nothing more to follow.
-    if (event.kind === "closed") {
-      this.cursors.delete(process);
-      return false;
-    }
-    return true;
+    const more = process.nextSeq - 1 > entry.seq && process.nextSeq > entry.emptyAt;
+    if (more && !entry.fetching) this.fetch(entry);
+    return false;
+  }
+
+  private fetch(entry: FollowCursor): void {
+    entry.fetching = true;
+    const { process } = entry;
+    const askedAt = process.nextSeq;
+    process.readEvents(entry.seq, BATCH_BYTES).then(
+      ({ events, gap }) => {
+        entry.fetching = false;
+        if (this.stopped || this.cursors.get(process) !== entry) return;
+        if (gap && gap.toSeq > entry.gapThrough) {
+          entry.gapThrough = gap.toSeq;
+          this.sink.sendGap(process, gap);
+        }
+        entry.batch = events.filter((fetched) => fetched.seq > entry.seq);
+        if (entry.batch.length === 0) {
+          // Nothing retained after the cursor: the host forgot the process, or its events are on their way.
+          if (process.hostHandle === undefined) {
+            this.cursors.delete(process);
+            return;
+          }
+          entry.emptyAt = askedAt;
+        }
+        this.wake(entry);
+        this.pump();
+      },
+      () => {
+        // The host forgot it meanwhile: there is nothing more of it to follow.
+        entry.fetching = false;
+        this.cursors.delete(process);
+      },
+    );
   }
 }

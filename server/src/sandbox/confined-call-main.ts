@@ -5,10 +5,6 @@
  * until its stdin ends, so what it opened stays open meanwhile.
  */
 import { decodeValue, encodeValue, type CallReport, type CallRequest } from "./confined-call-wire.js";
-import { closeInheritedDescriptors } from "../spawner/inherited-fds.js";
-
-// The daemon's PTY masters lack close-on-exec: none stays open here.
-closeInheritedDescriptors();
 
 /** The request: its first line, or all of stdin when it has no newline. stdin stays open (for a held call). */
 function readRequest(): Promise<string> {

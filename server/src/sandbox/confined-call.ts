@@ -27,7 +27,7 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { inPackage } from "../package-root.js";
 import { RpcError, connectionClosed } from "../rpc/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
@@ -35,7 +35,8 @@ import type { PreparedFsSandbox } from "./index.js";
 import { acquireHelperSlot } from "./helper-slots.js";
 import { launchCommand } from "./launcher.js";
 
-const MAIN = fileURLToPath(new URL("./confined-call-main.js", import.meta.url));
+/** The helper runs the daemon's modules as tsc built them (dist/), whether or not the daemon itself runs from its bundle. */
+const MAIN = inPackage("dist", "sandbox", "confined-call-main.js");
 
 export interface ConfinedCall {
   /** A module specifier the helper can import: `node:fs/promises`, or a file URL of the daemon's own. */

@@ -6,12 +6,11 @@
  * confined-call.ts.
  */
 import { realpathSync } from "node:fs";
-import type { FileSystemSandboxContext, SandboxSupport, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
+import type { FileSystemSandboxContext, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
 import { invalidParams } from "../rpc/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";
-import { resolveExecutable } from "../process/resolve-executable.js";
 import { launchCommand, type Command, type SandboxTools } from "./launcher.js";
 import type { RelayRoute } from "./network-relay.js";
 import type { SandboxPolicy } from "./policy.js";
@@ -22,6 +21,8 @@ export { isLikelySandboxDenied } from "./sandbox-denied.js";
 export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
 export { readsWholeDisk, writesWholeDisk } from "./whole-disk.js";
 export { sandboxAvailability, type SandboxAvailability } from "./availability.js";
+export { sandboxSupport, transparentTcpSupported } from "./support.js";
+import { findTool } from "./support.js";
 export type { SandboxPolicy } from "./policy.js";
 
 /** The `sandboxType` values a Linux executor reports: upstream's for bubblewrap (which it pairs with seccomp). */
@@ -55,12 +56,6 @@ export interface PreparedProcessSandbox {
   readonly wrap: ((argv: readonly string[], arg0?: string) => Command) | undefined;
 }
 
-/** What `environment/info` says about sandboxing here (the SandboxSupport extension). */
-export async function sandboxSupport(): Promise<SandboxSupport> {
-  const availability = await sandboxAvailability();
-  return availability.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: availability.reason };
-}
-
 /** Refuses (-32602) when no sandbox can run here, saying which prerequisite is missing. */
 async function requireTools(): Promise<SandboxTools> {
   const availability: SandboxAvailability = await sandboxAvailability();
@@ -89,17 +84,6 @@ export async function prepareProcessSandbox(
   return { sandboxType: "linuxSeccomp", policy, wrap: (argv, arg0) => launchCommand(tools, args, argv, arg0, relay) };
 }
 
-/** Where the relay's tools are looked for: the daemon's PATH, then where Debian keeps them (ip and iptables are in sbin). */
-const TOOL_PATH = `${process.env.PATH ?? ""}:/usr/bin:/bin:/usr/sbin:/sbin`;
-
-function findTool(name: string): string | undefined {
-  try {
-    return resolveExecutable(name, "/", TOOL_PATH);
-  } catch {
-    return undefined;
-  }
-}
-
 /** A tool the proxy's relay needs; without it the proxy cannot be bridged in, and the start is refused. */
 function requireTool(name: string, what: string): string {
   const found = findTool(name);
@@ -109,11 +93,6 @@ function requireTool(name: string, what: string): string {
 
 function requireTransparentTools(): { ip: string; iptables: string } {
   return { ip: requireTool("ip", "iproute2's ip (for transparent TCP)"), iptables: requireTool("iptables", "iptables (for transparent TCP)") };
-}
-
-/** Whether transparent TCP can be set up here: a sandbox, and the relay's tools (environment/info's networkProxyTransparentTcp). */
-export async function transparentTcpSupported(): Promise<boolean> {
-  return (await sandboxAvailability()).available && ["perl", "ip", "iptables", "setpriv"].every((name) => findTool(name) !== undefined);
 }
 
 /** What a confined fs call runs in (see confined-call.ts). */

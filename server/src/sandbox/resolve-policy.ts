@@ -7,7 +7,7 @@
  */
 import { lstatSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileUriToPath } from "@execmux/shared/path-uri";
 import type { FileSystemSandboxEntry, FileSystemSpecialPath, PermissionProfile } from "@execmux/shared";
 import { invalidParams } from "../rpc/rpc-error.js";
 import { accessAt, makePolicy, type PathAccess, type PathRule, type SandboxPolicy } from "./policy.js";
@@ -44,11 +44,10 @@ const PLATFORM_DEFAULT_ROOTS = ["/bin", "/sbin", "/usr", "/etc", "/lib", "/lib64
 export function sandboxPathToNative(uri: string, what: string): string {
   let path = uri;
   if (uri.startsWith("file:")) {
-    try {
-      path = fileURLToPath(uri);
-    } catch (error) {
-      throw invalidParams(`invalid sandbox permission path URI: ${what} \`${uri}\`: ${(error as Error).message}`);
-    }
+    // As the fs/* calls read a URI (and upstream): a Windows path (a drive letter, a UNC host) is no path here.
+    const parsed = fileUriToPath(uri);
+    if ("error" in parsed) throw invalidParams(`invalid sandbox permission path URI: ${what} \`${uri}\`: ${parsed.error}`);
+    path = parsed.path;
   }
   if (!isAbsolute(path)) throw invalidParams(`invalid sandbox permission path URI: ${what} \`${uri}\` is not an absolute path`);
   return normalize(path);

@@ -17,14 +17,12 @@
  * client's quota the new session is refused instead.
  */
 import { randomBytes } from "node:crypto";
-import { ErrorCode } from "@execmux/shared";
+import { ErrorCode } from "@execmux/shared/core";
 import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "../logger.js";
+import type { ProcessHost } from "../host/process-host.js";
 import type { Metrics } from "../metrics.js";
-import { RetentionBudget } from "../process/retention-budget.js";
-import type { ManagedProcess } from "../process/managed-process.js";
-import type { ProcessTrees } from "../process/process-trees.js";
-import { Session, type ClosedProcessIndex, type SessionLifetime, type SessionObserver, type SessionSink } from "./session.js";
+import { Session, type SessionLifetime, type SessionObserver, type SessionSink } from "./session.js";
 
 export interface RegistryOptions {
   readonly detachedSessionTtlMs: number;
@@ -39,13 +37,12 @@ export interface RegistryOptions {
   readonly maxProcessesPerSession: number;
   readonly maxProcesses: number;
   readonly maxClosedProcessesPerSession: number;
-  readonly maxRetainedBytesTotal: number;
   /** After an expiry's SIGTERM, how long until SIGKILL. */
   readonly killGraceMs: number;
-  /** How every child's tree is held and killed. */
-  readonly processTrees: ProcessTrees;
+  /** Where every process lives (its tree, its output): kept there, sessions outlive this daemon. */
+  readonly host: ProcessHost;
   readonly metrics: Metrics;
-  readonly log: FastifyBaseLogger;
+  readonly log: Logger;
 }
 
 /** What a client asked of its session's lifetime in initialize (absent: unchanged, or the daemon's default). */
@@ -63,6 +60,14 @@ export interface Caller {
 /** Why a session expired, for the log. */
 type ExpiryReason = "ttl" | "clientQuota" | "maxDetachedSessions";
 
+/** What the host keeps of a session for the next daemon (its opaque blob). */
+interface SessionRecord {
+  readonly client: string;
+  readonly lifetime?: SessionLifetime;
+}
+
+export type RestoredProcessOf = ReturnType<ProcessHost["takeRestored"]>["processes"][number];
+
 /** 128 random bits, shaped like a UUID so upstream clients that parse one accept it. */
 function newSessionId(): string {
   const hex = randomBytes(16).toString("hex");
@@ -79,20 +84,9 @@ export class SessionRegistry {
    * expiry timer; no timer while a lasting session's processes run.
    */
   private readonly detached = new Map<Session, NodeJS.Timeout | undefined>();
-  /** Every closed process still readable, in the order they closed: the first to be forgotten. */
-  private readonly closedProcesses = new Map<ManagedProcess, Session>();
-  private readonly closedIndex: ClosedProcessIndex = {
-    add: (process, session) => this.closedProcesses.set(process, session),
-    delete: (process) => this.closedProcesses.delete(process),
-  };
   private nextSerial = 1;
-  /** The daemon's retained output, charged by every process's log. */
-  readonly retentionBudget: RetentionBudget;
 
-  constructor(private readonly options: RegistryOptions) {
-    this.retentionBudget = new RetentionBudget(options.maxRetainedBytesTotal);
-    this.retentionBudget.setEvictor((bytes) => this.evictRetained(bytes));
-  }
+  constructor(private readonly options: RegistryOptions) {}
 
   get size(): number {
     return this.sessions.size;
@@ -122,28 +116,11 @@ export class SessionRegistry {
     }
     let id = newSessionId();
     while (this.sessions.has(id)) id = newSessionId();
-    const session = new Session(
-      id,
-      client,
-      this.nextSerial++,
-      lifetime,
-      this.options.closedRetentionMs,
-      this.options.metrics,
-      this.options.log,
-      {
-        maxProcessesPerSession: this.options.maxProcessesPerSession,
-        maxProcesses: this.options.maxProcesses,
-        maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
-        countAllProcesses: () => this.runningProcesses(),
-        closedProcesses: this.closedIndex,
-        killGraceMs: this.options.killGraceMs,
-      },
-      this.options.processTrees,
-      { allExited: (ended) => this.onAllExited(ended) },
-    );
+    const session = this.makeSession(id, client, lifetime);
     session.attach(sink, clientName);
     this.sessions.set(id, session);
-    this.options.metrics.sessionEvents.inc({ event: "created" });
+    this.record(session);
+    this.options.metrics.sessionEvents.inc("created");
     this.updateGauges();
     return session;
   }
@@ -166,13 +143,14 @@ export class SessionRegistry {
         throw new RpcError(ErrorCode.SessionAttached, `session ${sessionId} is already attached to another connection${who}`);
       }
       session.evictSink();
-      this.options.metrics.sessionEvents.inc({ event: "taken_over" });
+      this.options.metrics.sessionEvents.inc("taken_over");
     }
     clearTimeout(this.detached.get(session));
     this.detached.delete(session);
     session.lifetime = lifetime;
     session.attach(sink, clientName);
-    this.options.metrics.sessionEvents.inc({ event: "resumed" });
+    this.record(session);
+    this.options.metrics.sessionEvents.inc("resumed");
     this.updateGauges();
     return session;
   }
@@ -189,7 +167,7 @@ export class SessionRegistry {
       throw limitExceeded("maxObserversPerSession", `session ${sessionId} already has its maximum of ${maxObserversPerSession} observers`);
     }
     session.addObserver(observer);
-    this.options.metrics.sessionEvents.inc({ event: "observed" });
+    this.options.metrics.sessionEvents.inc("observed");
     return session;
   }
 
@@ -214,12 +192,60 @@ export class SessionRegistry {
     if (session.attached || !this.sessions.has(session.id)) return;
     session.detachedAt = Date.now();
     this.detached.set(session, undefined);
+    this.record(session);
     this.startExpiry(session);
     // Too many sessions waiting for a resume: the client with the most of
     // them loses the one it detached longest ago.
     if (this.detached.size > this.options.maxDetachedSessions) {
       const oldest = this.oldestExpirableOf(this.clientWithMostExpirable());
       if (oldest) this.expire(oldest, "maxDetachedSessions");
+    }
+    this.updateGauges();
+  }
+
+  private makeSession(id: string, client: string, lifetime: SessionLifetime): Session {
+    const limits = {
+      maxProcessesPerSession: this.options.maxProcessesPerSession,
+      maxProcesses: this.options.maxProcesses,
+      maxClosedProcessesPerSession: this.options.maxClosedProcessesPerSession,
+      countAllProcesses: () => this.runningProcesses(),
+      killGraceMs: this.options.killGraceMs,
+    };
+    const events = { allExited: (ended: Session) => this.onAllExited(ended) };
+    const { closedRetentionMs, metrics, log, host } = this.options;
+    return new Session(id, client, this.nextSerial++, lifetime, closedRetentionMs, metrics, log, limits, host, events);
+  }
+
+  /**
+   * The host keeps each session's record, so a daemon started after this one
+   * died finds it again (restore), and expires it itself if none comes, by
+   * the same lifetime.
+   */
+  private record(session: Session): void {
+    const blob = Buffer.from(JSON.stringify({ client: session.client, lifetime: session.lifetime } satisfies SessionRecord));
+    const { detachedTtlMs, keepWhileRunning } = session.lifetime;
+    this.options.host.putSession(session.id, detachedTtlMs, session.attached, keepWhileRunning, blob);
+  }
+
+  /**
+   * Sessions the host kept from an earlier daemon: each comes back detached,
+   * its processes with it as the host has them, to be resumed within its TTL.
+   */
+  restore(restored: ReturnType<ProcessHost["takeRestored"]>, adopt: (session: Session, process: RestoredProcessOf) => void): void {
+    for (const kept of restored.sessions) {
+      let record: SessionRecord = { client: "-@restored" };
+      try {
+        record = JSON.parse(kept.blob.toString("utf8")) as SessionRecord;
+      } catch {
+        // An unreadable record: the session is still there, counted to nobody's quota.
+      }
+      const lifetime = record.lifetime ?? { detachedTtlMs: this.options.detachedSessionTtlMs, keepWhileRunning: false };
+      const session = this.makeSession(kept.id, record.client, lifetime);
+      this.sessions.set(kept.id, session);
+      for (const process of restored.processes.filter((candidate) => candidate.sessionId === kept.id)) adopt(session, process);
+      session.detachedAt = Date.now();
+      this.detached.set(session, undefined);
+      this.startExpiry(session);
     }
     this.updateGauges();
   }
@@ -303,53 +329,14 @@ export class SessionRegistry {
     return total;
   }
 
-  /**
-   * The retention budget is spent: closed processes are forgotten, the one
-   * closed longest ago first; if that is not enough, the oldest output of
-   * the session retaining most is evicted (its largest processes first), so
-   * a session that floods evicts its own output before anyone else's.
-   */
-  private evictRetained(bytes: number): void {
-    let freed = 0;
-    for (const [process, session] of this.closedProcesses) {
-      if (freed >= bytes) return;
-      freed += process.log.chargedBytes;
-      session.forget(process);
-    }
-    while (freed < bytes) {
-      let largest: Session | undefined;
-      let largestCharge = 0;
-      for (const session of this.sessions.values()) {
-        const charge = session.retainedCharge;
-        if (charge > largestCharge) [largest, largestCharge] = [session, charge];
-      }
-      if (!largest) return;
-      let progressed = false;
-      const byCharge = largest.list().sort((a, b) => b.log.chargedBytes - a.log.chargedBytes);
-      for (const process of byCharge) {
-        const released = process.log.evictOldestCharge(bytes - freed);
-        freed += released;
-        progressed ||= released > 0;
-        if (freed >= bytes) return;
-      }
-      // Every process is down to its newest chunk, which is always kept.
-      if (!progressed) return;
-    }
-  }
-
   all(): Session[] {
     return [...this.sessions.values()];
   }
 
-  get processTrees(): ProcessTrees {
-    return this.options.processTrees;
-  }
-
-  /** Kills everything, in one batch: daemon shutdown. */
-  killAll(): void {
+  /** Daemon shutdown: no session expires any more (the host is ending them all). */
+  stopExpiry(): void {
     for (const timer of this.detached.values()) clearTimeout(timer);
     this.detached.clear();
-    this.options.processTrees.killAll();
   }
 
   private expire(session: Session, reason: ExpiryReason): void {
@@ -363,13 +350,13 @@ export class SessionRegistry {
         ? `detached session expired: SIGTERM to its ${running} running processes, SIGKILL after ${this.options.killGraceMs} ms to whatever is left`
         : "detached session expired; none of its processes was running",
     );
-    this.options.metrics.sessionEvents.inc({ event: "expired" });
+    this.options.metrics.sessionEvents.inc("expired");
     this.updateGauges();
   }
 
   private updateGauges(): void {
     const detached = this.detached.size;
-    this.options.metrics.sessions.set({ state: "detached" }, detached);
-    this.options.metrics.sessions.set({ state: "attached" }, this.sessions.size - detached);
+    this.options.metrics.sessions.set("detached", detached);
+    this.options.metrics.sessions.set("attached", this.sessions.size - detached);
   }
 }

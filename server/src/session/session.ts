@@ -5,10 +5,10 @@
  */
 import type { ProcessOrigin } from "@execmux/shared";
 import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
+import type { ProcessHost } from "../host/process-host.js";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
-import type { ProcessTrees } from "../process/process-trees.js";
 
 /** Where a session's live events go while a connection is attached. */
 export interface SessionSink {
@@ -77,16 +77,8 @@ export interface SessionLimits {
   readonly maxClosedProcessesPerSession: number;
   /** Processes running in the whole daemon (starting, running or not yet closed). */
   readonly countAllProcesses: () => number;
-  /** Told of every process this session closes, and of every one it forgets. */
-  readonly closedProcesses: ClosedProcessIndex;
   /** After an expiry's SIGTERM, how long until SIGKILL. */
   readonly killGraceMs: number;
-}
-
-/** The daemon's closed processes, oldest first (see session-registry.ts). */
-export interface ClosedProcessIndex {
-  add(process: ManagedProcess, session: Session): void;
-  delete(process: ManagedProcess): void;
 }
 
 /** Marks a process id whose spawn is in flight, so a racing duplicate start fails. */
@@ -128,9 +120,9 @@ export class Session {
     public lifetime: SessionLifetime,
     private readonly closedRetentionMs: number,
     readonly metrics: Metrics,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Logger,
     private readonly limits: SessionLimits,
-    private readonly processTrees: ProcessTrees,
+    private readonly host: ProcessHost,
     private readonly events: SessionEvents,
   ) {}
 
@@ -218,7 +210,6 @@ export class Session {
   forget(process: ManagedProcess): void {
     if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
     if (!this.closed.delete(process)) return;
-    this.limits.closedProcesses.delete(process);
     process.dispose();
   }
 
@@ -227,24 +218,22 @@ export class Session {
     for (const process of [...this.closed]) this.forget(process);
   }
 
-  /** Output this session retains, as the retention budget charges it. */
-  get retainedCharge(): number {
-    let total = 0;
-    for (const process of this.list()) total += process.log.chargedBytes;
-    return total;
-  }
-
   /** Gives up a claim after a failed spawn. */
   release(processId: string): void {
     if (this.processes.get(processId) === STARTING) this.processes.delete(processId);
   }
 
   /** The spawn succeeded: the process is the session's, and observers hear of it. */
-  commit(process: ManagedProcess, argv: readonly string[]): void {
+  commit(process: ManagedProcess, origin: ProcessOrigin): void {
     this.processes.set(process.processId, process);
-    this.records.set(process, { ...summarizeArgv(argv, Date.now()), exitedAt: null });
+    this.records.set(process, { ...origin, exitedAt: null });
+    // The host's retention budget may forget it once closed: its id is free again then.
+    process.onForgotten = () => {
+      if (this.processes.get(process.processId) === process) this.processes.delete(process.processId);
+      this.closed.delete(process);
+    };
     this.metrics.processesActive.inc();
-    this.metrics.processesStarted.inc({ tty: String(process.tty) });
+    this.metrics.processesStarted.inc(process.tty ? "true" : "false");
     for (const observer of this.observers) observer.processStarted(process);
   }
 
@@ -284,6 +273,8 @@ export class Session {
 
   /** Called by every process of this session for every event. */
   readonly onProcessEvent = (process: ManagedProcess, event: ProcessEvent): void => {
+    // An ended session's processes are the host's to finish (end() counted them).
+    if (this.ended) return;
     this.sink?.processEvent(process, event);
     for (const observer of this.observers) observer.processEvent(process, event);
     if (event.kind === "output") this.metrics.outputBytes.inc(event.stream, event.data.length);
@@ -292,7 +283,7 @@ export class Session {
       const { signal } = process.info();
       this.log.info({ processId: process.processId, exitCode: event.exitCode, signal }, "process exited");
       const reason = signal ? "signal" : event.exitCode === 0 ? "success" : "failure";
-      this.metrics.processesExited.inc({ reason });
+      this.metrics.processesExited.inc(reason);
       const record = this.records.get(process);
       if (record) record.exitedAt = Date.now();
       if (this.allExited) this.events.allExited(this);
@@ -313,7 +304,6 @@ export class Session {
       return;
     }
     this.closed.add(process);
-    this.limits.closedProcesses.add(process, this);
     // A lasting session keeps what its processes ended with until it ends
     // (within the count below and the retention budget): a job detached
     // yesterday still shows its exit code.
@@ -324,26 +314,25 @@ export class Session {
   }
 
   /**
-   * Kills every process tree of this session at once, with what closed
-   * processes left behind: one batch, whatever the mechanism.
-   */
-  killAll(): void {
-    this.processTrees.killOwner(this);
-  }
-
-  /**
-   * The session expired: every process still running gets SIGTERM (to its
-   * whole tree), and after the kill grace SIGKILL goes to whatever of the
-   * session is left, what closed processes left behind included. Processes
-   * are forgotten as they close, so nothing of it stays charged to the
-   * daemon. Returns how many processes were still running.
+   * The session ended: every process still running gets SIGTERM (to its
+   * whole tree), and after the kill grace the host SIGKILLs whatever of the
+   * session is left, what closed processes left behind included, and
+   * forgets it all. Returns how many processes were still running.
    */
   end(): number {
     this.ended = true;
-    const running = this.list().filter((process) => !process.closed);
-    for (const process of running) process.terminate();
-    setTimeout(() => this.killAll(), this.limits.killGraceMs).unref();
-    this.forgetClosed();
+    const processes = this.list();
+    const running = processes.filter((process) => !process.exited);
+    for (const process of running) {
+      this.metrics.processesActive.dec();
+      void process.terminate();
+    }
+    const handles = processes.flatMap((process) => (process.hostHandle === undefined ? [] : [process.hostHandle]));
+    const drop = () => this.host.dropSession(this.id, handles);
+    if (running.length === 0) drop();
+    else setTimeout(drop, this.limits.killGraceMs).unref();
+    this.processes.clear();
+    this.closed.clear();
     for (const observer of [...this.observers]) observer.sessionEnded();
     this.observers.clear();
     return running.length;

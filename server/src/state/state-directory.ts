@@ -78,7 +78,7 @@ function makePrivate(path: string): string | undefined {
 }
 
 /** The default places, most preferred first (3 in the list above is last). */
-function defaultCandidates(): string[] {
+export function defaultCandidates(): string[] {
   const candidates: string[] = [];
   if (process.env.XDG_RUNTIME_DIR) candidates.push(join(process.env.XDG_RUNTIME_DIR, "execmux"));
   if (uid() === 0) candidates.push("/run/execmux");

@@ -8,8 +8,9 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Base64, Nullable, Opt } from "./common.js";
 
-/** Largest decoded body slice in one `http/request/bodyDelta` (upstream's MAX_HTTP_BODY_DELTA_BYTES). */
-export const MAX_HTTP_BODY_DELTA_BYTES = 1024 * 1024;
+import { MAX_HTTP_BODY_DELTA_BYTES } from "../limits.js";
+
+export { MAX_HTTP_BODY_DELTA_BYTES };
 
 export const HttpHeaderSchema = Type.Object({
   name: Type.String(),

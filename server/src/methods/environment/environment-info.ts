@@ -5,8 +5,9 @@
 import { existsSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
-import { pathToFileUri, type EnvironmentCapabilities, type EnvironmentInfo } from "@execmux/shared";
-import { sandboxSupport, transparentTcpSupported } from "../../sandbox/index.js";
+import { pathToFileUri } from "@execmux/shared/core";
+import type { EnvironmentCapabilities, EnvironmentInfo } from "@execmux/shared";
+import { sandboxSupport, transparentTcpSupported } from "../../sandbox/support.js";
 import { EXECMUX_VERSION } from "../../version.js";
 
 /**

@@ -1,5 +1,6 @@
 /** fs/canonicalize: the path with every symlink, `.` and `..` resolved, as a file URI. */
-import { pathToFileUri, type ParamsOf, type ResultOf } from "@execmux/shared";
+import { pathToFileUri } from "@execmux/shared/core";
+import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { SessionContext } from "../context.js";
 import { fsPath } from "./fs-path.js";
 import { runReadOperation } from "./run-operation.js";

@@ -5,7 +5,7 @@
  * Windows drive, a UNC share) is invalid input (-32600, from to_abs_path).
  */
 import { posix } from "node:path";
-import { fileUriToPath } from "@execmux/shared";
+import { fileUriToPath } from "@execmux/shared/core";
 import { invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
 
 /** Whether fileUriToPath's reason is a parse error (serde's) rather than a host mismatch. */

@@ -6,7 +6,9 @@
  * (fs-error.ts): the kernel's EROFS for a write outside the writable roots,
  * EACCES for a denied path, ENOENT, or the operation's own RpcError.
  */
+import { pathToFileURL } from "node:url";
 import type { PreparedFsSandbox } from "../../sandbox/index.js";
+import { inPackage } from "../../package-root.js";
 import { runConfined } from "../../sandbox/confined-call.js";
 import { mappingFsErrors } from "./fs-error.js";
 import * as readOperations from "./read-operations.js";
@@ -34,6 +36,7 @@ function runnerOf<M extends object>(moduleUrl: string, operations: M) {
     });
 }
 
-export const runWriteOperation = runnerOf(new URL("./write-operations.js", import.meta.url).href, writeOperations);
-export const runReadOperation = runnerOf(new URL("./read-operations.js", import.meta.url).href, readOperations);
-export const runWalkOperation = runnerOf(new URL("./walk-tree.js", import.meta.url).href, walkOperations);
+// The confined helper imports them from dist/ (tsc's output), where they are whether or not the daemon runs from its bundle.
+export const runWriteOperation = runnerOf(pathToFileURL(inPackage("dist", "methods", "fs", "write-operations.js")).href, writeOperations);
+export const runReadOperation = runnerOf(pathToFileURL(inPackage("dist", "methods", "fs", "read-operations.js")).href, readOperations);
+export const runWalkOperation = runnerOf(pathToFileURL(inPackage("dist", "methods", "fs", "walk-tree.js")).href, walkOperations);

@@ -9,7 +9,8 @@
  * buffer's worth), whatever the bodies' sizes.
  */
 import type { Readable } from "node:stream";
-import { MAX_HTTP_BODY_DELTA_BYTES, type HttpRequestBodyDelta } from "@execmux/shared";
+import { MAX_HTTP_BODY_DELTA_BYTES } from "@execmux/shared/core";
+import type { HttpRequestBodyDelta } from "@execmux/shared";
 import { BODY_READ_ERROR } from "./errors.js";
 import type { HttpCall } from "./http-requests.js";
 

@@ -3,12 +3,12 @@ import { STARTING } from "../../session/session.js";
 import type { ProcessContext } from "../context.js";
 
 /** Extension: end of input. A pipe is closed; a PTY gets its EOF character (Ctrl-D). */
-export function processCloseStdin(
+export async function processCloseStdin(
   params: ParamsOf<"process/closeStdin">,
   { session }: ProcessContext,
-): ResultOf<"process/closeStdin"> {
+): Promise<ResultOf<"process/closeStdin">> {
   const entry = session.peek(params.processId);
   if (entry === undefined) return { status: "unknownProcess" };
   if (entry === STARTING) return { status: "starting" };
-  return { status: entry.closeStdin() };
+  return { status: await entry.closeStdin() };
 }

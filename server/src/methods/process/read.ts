@@ -10,7 +10,8 @@ const CHUNK_OVERHEAD_BYTES = 48;
 /**
  * Retained output after `afterSeq`, long-polling up to `waitMs` until there is
  * something new: output, the exit event, or the close. Upstream's rules,
- * plus `gap` when output after the cursor was evicted.
+ * plus `gap` when output after the cursor was evicted. The output is kept by
+ * the process host, which answers each read.
  */
 export async function processRead(
   params: ParamsOf<"process/read">,
@@ -32,7 +33,7 @@ async function readUntilChange(
   process: ManagedProcess,
   params: ParamsOf<"process/read">,
   connection: Connection,
-  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply">,
+  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply" | "holdReplyRoom">,
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
   // Longer waits are cut to an hour: the client simply polls again.
@@ -43,30 +44,41 @@ async function readUntilChange(
     // as with maxBytes), so repeated reads cannot pile up copies of the output.
     const askedBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
     const maxBytes = Math.min(askedBytes, outputBytesFitting(reply.replyRoomBytes()));
-    const chunks = process.log.readAfter(afterSeq, maxBytes);
-    const gap = process.log.gapAfter(afterSeq, process.exitSeq);
+    // The host answers later: until it has, the room this read may take counts as owed, or a
+    // burst of reads all sized to the same room would pass the bound many times over.
+    const release = reply.holdReplyRoom(Math.ceil(Math.min(maxBytes, process.outputBytesHeard) / 3) * 4);
+    const { state, gap, chunks } = await process.read(afterSeq, maxBytes).finally(release);
+    connection.assertNotEvicted();
     const last = chunks[chunks.length - 1];
     // Upstream: without maxBytes, the next seq the process will assign
     // (counting its exit and close); with it, where this read stopped. A read
     // the reply budget cut short stopped too: the client reads on from there.
-    const cutByBudget = last !== undefined && maxBytes < askedBytes && process.log.firstAfter(last.seq) !== undefined;
-    const nextSeq = (params.maxBytes == null && !cutByBudget) || !last ? process.nextSeq : last.seq + 1;
-    const newTerminalEvent = process.exited && afterSeq < nextSeq - 1;
+    const cutByBudget = last !== undefined && maxBytes < askedBytes && outputAfter(state, last.seq);
+    const nextSeq = (params.maxBytes == null && !cutByBudget) || !last ? state.nextSeq : last.seq + 1;
+    const newTerminalEvent = state.exited && afterSeq < nextSeq - 1;
     const remaining = deadline - Date.now();
-    if (chunks.length > 0 || gap || process.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {
+    if (chunks.length > 0 || gap || state.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {
       reply.reserveReply(chunks.reduce((sum, chunk) => sum + Math.ceil(chunk.data.length / 3) * 4 + CHUNK_OVERHEAD_BYTES, 0));
       return {
         chunks: chunks.map((chunk) => ({ seq: chunk.seq, stream: chunk.stream, chunk: chunk.data.toString("base64") })),
         nextSeq,
-        exited: process.exited,
-        exitCode: process.exitCode,
-        closed: process.closed,
+        exited: state.exited,
+        exitCode: state.exited ? state.exitCode : null,
+        closed: state.closed,
         failure: null,
-        sandboxDenied: process.sandboxDenied,
+        sandboxDenied: state.sandboxDenied,
         ...(gap ? { gap } : {}),
       };
     }
-    await process.waitForChange(remaining, abort);
+    // Anything the host produced after answering comes after the answer: waiting from its nextSeq misses nothing.
+    await process.waitForChange(remaining, abort, state.nextSeq);
     connection.assertNotEvicted();
   }
+}
+
+/** Whether output (not just the exit or the close) follows seq `after`: seqs are dense, so any that is no terminal event is output. */
+function outputAfter(state: { nextSeq: number; exitSeq: number; closedSeq: number; exited: boolean; closed: boolean }, after: number): boolean {
+  const inRange = (seq: number) => seq > after && seq < state.nextSeq;
+  const terminal = (state.exited && inRange(state.exitSeq) ? 1 : 0) + (state.closed && inRange(state.closedSeq) ? 1 : 0);
+  return state.nextSeq - 1 - after > terminal;
 }

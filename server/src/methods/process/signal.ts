@@ -1,4 +1,5 @@
-import { resolveSignalName, type ParamsOf, type ResultOf } from "@execmux/shared";
+import { resolveSignalName } from "@execmux/shared/core";
+import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { invalidParams } from "../../rpc/rpc-error.js";
 import type { ProcessContext } from "../context.js";
 

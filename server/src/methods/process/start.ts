@@ -1,20 +1,19 @@
 import { join } from "node:path";
-import { ErrorCode, type ParamsOf, type ResultOf } from "@execmux/shared";
-import { SpawnError, type SpawnSpec } from "../../process/child.js";
+import { ErrorCode } from "@execmux/shared/core";
+import type { ParamsOf, ResultOf } from "@execmux/shared";
+import { SpawnFailure } from "../../host/process-host.js";
+import { SpawnError } from "../../process/spawn-error.js";
 import { resolveCwd } from "../../process/cwd.js";
 import { buildChildEnv } from "../../process/env-policy.js";
 import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
-import { spawnPipe } from "../../process/spawn-pipe.js";
-import { spawnPty } from "../../process/spawn-pty.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded, RpcError } from "../../rpc/rpc-error.js";
-import { prepareProcessSandbox } from "../../sandbox/index.js";
+import { summarizeArgv } from "../../session/session.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
-import { sandboxAvailability } from "../../sandbox/availability.js";
 import type { ProcessContext } from "../context.js";
 import { sandboxErrorKind, spawnErrorKind } from "./start-error-kind.js";
 
@@ -64,6 +63,7 @@ function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
 /** A sandbox refusal (-32602) gains upstream's data.kind: no sandbox here at all, or not this profile. */
 async function withSandboxKind(error: unknown): Promise<never> {
   if (error instanceof RpcError && error.code === ErrorCode.InvalidParams && error.data === undefined) {
+    const { sandboxAvailability } = await import("../../sandbox/availability.js");
     const unavailable = !(await sandboxAvailability()).available;
     throw new RpcError(error.code, error.message, { kind: sandboxErrorKind(unavailable) });
   }
@@ -103,7 +103,7 @@ async function startNetworkProxy(
   config: ProcessContext["connection"]["deps"]["config"],
   daemonPort: number | undefined,
 ): Promise<NetworkProxyLaunch> {
-  const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/host-protocol.js")]);
+  const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/state-directory.js")]);
   const daemonPorts = new Set(daemonPort === undefined ? [] : [daemonPort]);
   const launch = params.networkProxy!;
   const { processId } = params;
@@ -165,7 +165,8 @@ async function startWithin(
   }
 
   const sandbox = params.sandbox
-    ? await prepareProcessSandbox(params.sandbox, {
+    ? // Loaded on the first sandboxed start: a daemon asked for none never loads it.
+      await (await import("../../sandbox/index.js")).prepareProcessSandbox(params.sandbox, {
         processCwd: cwd,
         hiddenPaths: connection.deps.hiddenPaths,
         enforceManagedNetwork: params.enforceManagedNetwork ?? false,
@@ -176,7 +177,6 @@ async function startWithin(
     : undefined;
 
   session.reserve(params.processId);
-  const tree = connection.deps.registry.processTrees.create(session);
   // The proxy lives as long as the process has output open (a background child may still use it).
   const onEvent: typeof session.onProcessEvent = proxy
     ? (process, event) => {
@@ -184,54 +184,44 @@ async function startWithin(
         session.onProcessEvent(process, event);
       }
     : session.onProcessEvent;
+  const host = connection.deps.host;
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    {
-      retainedBytes: config.retainedBytes,
-      killGraceMs: config.killGraceMs,
-      sandboxed: sandbox?.wrap !== undefined,
-      maxStdinBufferBytes: config.maxStdinBufferBytes,
-      retentionBudget: connection.deps.registry.retentionBudget,
-      tree,
-    },
+    { host, sandboxed: sandbox?.wrap !== undefined, maxStdinBufferBytes: config.maxStdinBufferBytes },
     onEvent,
   );
   try {
     const resolved = resolveExecutable(program, cwd, env.PATH);
-    const arg0 = params.arg0 ?? undefined;
+    const arg0 = params.arg0 ?? program;
     // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
-    const wrapped = sandbox?.wrap?.(params.argv, arg0);
-    const spec: SpawnSpec = {
-      ...(wrapped
-        ? { file: wrapped.file, args: wrapped.args, arg0: undefined }
-        : {
-            // A PTY child is exec'd by name (perl's exec searches PATH as execvp
-            // does, pty-wrapper.ts), which keeps argv[0] as the client wrote it;
-            // everywhere else the path found above is exec'd with argv[0] set explicitly.
-            file: tty && arg0 === undefined ? program : resolved,
-            args,
-            arg0: arg0 ?? (tty ? undefined : program),
-          }),
-      cwd,
+    const wrapped = sandbox?.wrap?.(params.argv, params.arg0 ?? undefined);
+    const origin = summarizeArgv(params.argv, Date.now());
+    const stopTimer = session.metrics.spawnDuration.startTimer(tty ? "true" : "false");
+    const started = await host.start({
+      sessionId: session.id,
+      processId: params.processId,
+      file: wrapped ? wrapped.file : resolved,
+      argv: wrapped ? [wrapped.file, ...wrapped.args] : [arg0, ...args],
       env,
+      cwd,
+      tty,
       pipeStdin: params.pipeStdin ?? false,
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
-      cgroup: tree.cgroup,
-    };
-    const stopTimer = session.metrics.spawnDuration.startTimer({ tty: String(tty) });
-    // Both are forked by the spawner process, never by the daemon.
-    const spawner = connection.deps.spawner;
-    const child = await (tty ? spawnPty(spawner, spec, managed.childEvents) : spawnPipe(spawner, spec, managed.childEvents));
+      sandboxed: wrapped !== undefined,
+      networkSandbox: wrapped !== undefined && !sandbox!.policy.isolateNetwork,
+      // Kept by the host for listings after a daemon restart.
+      meta: Buffer.from(JSON.stringify(origin)),
+    }, managed.hostEvents);
     stopTimer();
-    managed.attach(child);
-    session.commit(managed, params.argv);
+    managed.attach(started.handle, started.pid, started.startEpochMs);
+    session.commit(managed, origin);
     afterReply(() => managed.announce());
-    log.info({ processId: params.processId, argv0: program, tty, pid: child.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
+    log.info({ processId: params.processId, argv0: program, tty, pid: started.pid, sandbox: sandbox?.sandboxType ?? "none" }, "process started");
   } catch (error) {
     session.release(params.processId);
-    tree.release();
+    if (error instanceof SpawnFailure) throw new SpawnError(error.message, error.errno, error.stage === "cwd" ? `working directory ${cwd}` : undefined);
     throw error;
   }
   return { processId: params.processId, sandboxType: sandbox?.sandboxType ?? "none" };

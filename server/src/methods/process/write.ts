@@ -27,8 +27,8 @@ export async function processWrite(
       "maxStdinBufferBytes",
       data.length > maxStdinBufferBytes
         ? `a write of ${data.length} bytes is larger than the limit of ${maxStdinBufferBytes} bytes of unread input per process; nothing was written: split it`
-        : `process ${params.processId} has not read ${entry.stdinQueuedBytes} bytes of its input yet and another write is waiting for room ` +
-            `(limit ${maxStdinBufferBytes}); nothing was written: retry once an earlier write was answered`,
+        : `process ${params.processId} has not read its input yet and another write is waiting for room ` +
+            `(limit ${maxStdinBufferBytes} bytes of unread input); nothing was written: retry once an earlier write was answered`,
     );
   }
   if (status === "accepted" && !retry) {
