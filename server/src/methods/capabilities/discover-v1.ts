@@ -15,7 +15,9 @@
  * budget for whole-file reads, and it holds one of the client's
  * descriptors while it runs.
  */
+import { pathToFileURL } from "node:url";
 import type { CapabilityRootDiscovery, ParamsOf, ResultOf, WireFileSystemSandboxContext } from "@execmux/shared";
+import { inPackage } from "../../package-root.js";
 import { connectionClosed, invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
 import { runConfined, type PreparedFsSandbox } from "../../sandbox/index.js";
 import type { SessionContext } from "../context.js";
@@ -32,7 +34,8 @@ import {
 } from "./limits.js";
 import type { RequestLimits, RootToDiscover, RootsOutcome } from "./root-discovery.js";
 
-const ROOT_DISCOVERY_MODULE = new URL("./root-discovery.js", import.meta.url).href;
+// The confined helper imports it from dist/ (tsc's output), where it is whether or not the daemon runs from its bundle.
+const ROOT_DISCOVERY_MODULE = pathToFileURL(inPackage("dist", "methods", "capabilities", "root-discovery.js")).href;
 
 /** Consecutive roots under the same profile: discovered together. */
 interface Run {
