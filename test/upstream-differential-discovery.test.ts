@@ -3,8 +3,6 @@
  * discovery: `capabilityRoots/discoverV1` with and without a sandbox
  * (capability capabilityDiscoverySandbox), against the real upstream 0.171.
  *   npx vitest run test/upstream-differential-discovery.test.ts -t "discoverV1"
- * capabilities/discoverV2 reads the executor's own home, which each server
- * has apart: test/capability-discovery-v2.test.ts compares it.
  */
 import { describeDifferential, type Step } from "./helpers/differential.js";
 import type { ScratchFiles } from "./helpers/differential-files.js";
