@@ -574,7 +574,7 @@ export class Connection implements SessionSink {
     const afterReply: (() => void)[] = [];
     const reservations: (() => void)[] = [];
     const untilSent: (() => void)[] = [];
-    let reply: string;
+    let reply: string | Utf8Text;
     try {
       const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent), checked);
       // Building the reply is this connection's work too: it waits for its turn while others wait for theirs.

@@ -58,8 +58,44 @@ export function parseFrame(text: string): Incoming {
 
 const prefix = (jsonrpc: boolean) => (jsonrpc ? '{"jsonrpc":"2.0",' : "{");
 
-export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean): string {
-  return `${prefix(jsonrpc)}"id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`;
+export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean): string | Utf8Text {
+  const head = `${prefix(jsonrpc)}"id":${JSON.stringify(id)},"result":`;
+  return hasLargeBase64(result) ? spliceLargeBase64(head, result) : `${head}${JSON.stringify(result)}}`;
+}
+
+/** A result member this long is spliced into the reply's bytes instead of being copied by JSON.stringify. */
+const LARGE_BASE64_CHARS = 64 * 1024;
+/** Result members that hold base64 by their schema (shared/src/schemas: `Base64`), never anything to escape. */
+const isBase64Member = (key: string) => key.endsWith("Base64") || key === "chunk";
+
+function hasLargeBase64(result: unknown): result is Record<string, unknown> {
+  if (typeof result !== "object" || result === null || Array.isArray(result)) return false;
+  return Object.entries(result).some(([key, value]) => isBase64Member(key) && typeof value === "string" && value.length >= LARGE_BASE64_CHARS);
+}
+
+/**
+ * A reply whose result holds a large base64 member (fs/readFile of a 10 MB
+ * file: 13 MB of base64), written into one buffer. Through JSON.stringify
+ * the member was copied whole twice more (stringified, then flattened out
+ * of the template string) before the transport copied it a third time into
+ * bytes: a client asking for many such files held that much per reply.
+ */
+function spliceLargeBase64(head: string, result: Record<string, unknown>): Utf8Text {
+  const pieces: { text: string; raw: boolean }[] = [{ text: `${head}{`, raw: false }];
+  let separator = "";
+  for (const [key, value] of Object.entries(result)) {
+    if (value === undefined) continue;
+    const large = isBase64Member(key) && typeof value === "string" && value.length >= LARGE_BASE64_CHARS;
+    pieces.push({ text: `${separator}${JSON.stringify(key)}:${large ? '"' : JSON.stringify(value)}`, raw: false });
+    if (large) pieces.push({ text: value, raw: true }, { text: '"', raw: false });
+    separator = ",";
+  }
+  pieces.push({ text: "}}", raw: false });
+  const length = pieces.reduce((sum, piece) => sum + (piece.raw ? piece.text.length : Buffer.byteLength(piece.text)), 0);
+  const frame = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const piece of pieces) at += frame.write(piece.text, at, piece.raw ? "latin1" : "utf8");
+  return new Utf8Text(frame);
 }
 
 export function encodeError(id: RequestId, error: RpcErrorBody, jsonrpc: boolean): string {
