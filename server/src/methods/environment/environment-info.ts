@@ -30,6 +30,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   fsWatchMissing: true,
   fileWriteStreaming: true,
   credentialMasking: false,
+  credentialMaskingCustomProviders: false,
   linuxRootWritePreservesDevices: true,
   // Not found out yet what the approved (escalated) path sends: false, so clients do not rely on it.
   linuxApprovedRootWritePreservesRestrictions: false,
