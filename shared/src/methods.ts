@@ -73,6 +73,12 @@ export const RequestMethods = {
     family: "capability discovery",
     extension: false,
   },
+  "capabilities/discoverV2": {
+    params: S.DiscoverV2CapabilitiesParamsSchema,
+    result: S.DiscoverV2CapabilitiesResultSchema,
+    family: "capability discovery",
+    extension: false,
+  },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;

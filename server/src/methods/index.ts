@@ -34,7 +34,9 @@ const FAMILIES = {
   http: () => import("./http/index.js").then((module) => module.httpHandlers),
   fs: () => import("./fs/index.js").then((module) => module.fsHandlers),
   session: () => import("./session/index.js").then((module) => module.sessionHandlers),
+  // capabilityRoots/discoverV1 and capabilities/discoverV2: one module, two name prefixes.
   capabilityRoots: () => import("./capabilities/index.js").then((module) => module.capabilityHandlers),
+  capabilities: () => import("./capabilities/index.js").then((module) => module.capabilityHandlers),
 } satisfies Record<string, () => Promise<object>>;
 
 /** Every family's table together; a method without a handler does not compile. */

@@ -82,17 +82,26 @@ export async function discoverCapabilityRoots(
   const roots = params.roots.map(rootToDiscover);
   if (roots.length > MAX_ROOTS_PER_REQUEST) throw invalidRequest(`capability root discovery accepts at most ${MAX_ROOTS_PER_REQUEST} roots`);
   const runs = await runsOf(params, roots, context);
+  return withDiscoveryBudget(context, params.roots.length, async () => ({ roots: await discoverRuns(runs, context) }));
+}
+
+/**
+ * What every discovery request holds while it runs: one of the client's
+ * descriptors, its turn on the connection and room in the connection's reply
+ * budget, and room in the daemon's budget for whole-file reads.
+ */
+export async function withDiscoveryBudget<T>(context: SessionContext, roots: number, discover: () => Promise<T>): Promise<T> {
   const { connection } = context;
   const releaseDescriptor = connection.deps.budgets.descriptors.take(connection.client, "capability discovery");
   try {
     return await withReplyLane(context, async () => {
-      const replyBytes = replyBytesFor(MAX_DISCOVERY_BYTES_PER_REQUEST, params.roots.length);
+      const replyBytes = replyBytesFor(MAX_DISCOVERY_BYTES_PER_REQUEST, roots);
       await context.whenReplyRoom(replyBytes);
       if (context.signal.aborted) throw connectionClosed();
       context.reserveReply(replyBytes);
       const releaseBytes = await wholeFileReads.reserve(MAX_DISCOVERY_BYTES_PER_REQUEST, context.signal);
       try {
-        return { roots: await discoverRuns(runs, context) };
+        return await discover();
       } finally {
         setImmediate(releaseBytes);
       }

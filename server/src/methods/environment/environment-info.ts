@@ -21,7 +21,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   /** Replaced by what this host can do (sandbox/index.ts transparentTcpSupported). */
   networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: true,
-  capabilityDiscoveryV2: false,
+  capabilityDiscoveryV2: true,
   environmentConfigRead: true,
   httpHeaderEnvVars: true,
   sandboxedFileStreaming: true,

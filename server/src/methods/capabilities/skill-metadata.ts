@@ -1,0 +1,74 @@
+/**
+ * A skill's record for capabilities/discoverV2, from its files as upstream
+ * 0.171 reads them: the SKILL.md front matter (`name`, `description`,
+ * `metadata.short-description`) and the `agents/openai.yaml` beside it
+ * (`policy`, `dependencies.tools`). A SKILL.md without front matter, or
+ * without a name or description in it, is no skill (the caller warns).
+ */
+import type { DiscoveredSkillFiles, ExecutorSkill, SkillDependencies, SkillPolicy } from "@execmux/shared";
+import { parse } from "yaml";
+
+/** The front matter: a first line `---`, then YAML up to the next `---` line. */
+const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+type Mapping = Record<string, unknown>;
+
+const isMapping = (value: unknown): value is Mapping => value !== null && typeof value === "object" && !Array.isArray(value);
+const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
+
+function yamlMapping(source: string): Mapping | undefined {
+  try {
+    const parsed: unknown = parse(source, { maxAliasCount: 100 });
+    return isMapping(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseSkillFiles(files: DiscoveredSkillFiles): ExecutorSkill | undefined {
+  const frontMatter = FRONT_MATTER.exec(files.instructions.contents)?.[1];
+  if (frontMatter === undefined) return undefined;
+  const fields = yamlMapping(frontMatter);
+  const name = text(fields?.["name"]);
+  const description = text(fields?.["description"]);
+  if (!fields || !name || description === null) return undefined;
+  const metadata = files.metadata ? yamlMapping(files.metadata.contents) : undefined;
+  return {
+    name,
+    description,
+    shortDescription: isMapping(fields["metadata"]) ? text(fields["metadata"]["short-description"]) : null,
+    path: files.instructions.path,
+    dependencies: dependenciesOf(metadata?.["dependencies"]),
+    policy: policyOf(metadata?.["policy"]),
+  };
+}
+
+function policyOf(policy: unknown): SkillPolicy | null {
+  if (!isMapping(policy)) return null;
+  const allow = policy["allow_implicit_invocation"];
+  const products = Array.isArray(policy["products"]) ? policy["products"].filter((product): product is string => typeof product === "string") : [];
+  return { allowImplicitInvocation: typeof allow === "boolean" ? allow : null, products };
+}
+
+function dependenciesOf(dependencies: unknown): SkillDependencies | null {
+  if (!isMapping(dependencies)) return null;
+  const tools = Array.isArray(dependencies["tools"]) ? dependencies["tools"] : [];
+  return {
+    tools: tools.filter(isMapping).flatMap((tool) => {
+      const [type, value] = [text(tool["type"]), text(tool["value"])];
+      if (type === null || value === null) return [];
+      const port = tool["oauth_callback_port"];
+      return [
+        {
+          type,
+          value,
+          description: text(tool["description"]),
+          transport: text(tool["transport"]),
+          command: text(tool["command"]),
+          url: text(tool["url"]),
+          oauthCallbackPort: Number.isInteger(port) ? (port as number) : null,
+        },
+      ];
+    }),
+  };
+}
