@@ -13,7 +13,7 @@
  * the request's bounds hold across them; this module only names the
  * locations and turns the files into upstream's records.
  */
-import { readdir } from "node:fs/promises";
+import { opendir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CapabilityRootDiscovery, CapabilityTextFile, DiscoverV2CapabilitiesResult, DiscoveredSkillFiles, ExecutorSkill } from "@execmux/shared";
@@ -139,17 +139,22 @@ async function installedPlugins(cache: string, warnings: string[]): Promise<Inst
 const MAX_CACHE_ENTRIES = 4096;
 
 async function directoriesIn(directory: string, warnings: string[]): Promise<string[]> {
+  const names: string[] = [];
   try {
-    const entries = await readdir(directory, { withFileTypes: true });
-    if (entries.length > MAX_CACHE_ENTRIES && !warnings.includes(LOCATION_WARNING)) warnings.push(LOCATION_WARNING);
-    return entries
-      .slice(0, MAX_CACHE_ENTRIES)
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
+    // Read entry by entry: a directory of a million entries costs no more than MAX_CACHE_ENTRIES of them.
+    const listing = await opendir(directory);
+    let seen = 0;
+    for await (const entry of listing) {
+      if (++seen > MAX_CACHE_ENTRIES) {
+        if (!warnings.includes(LOCATION_WARNING)) warnings.push(LOCATION_WARNING);
+        break;
+      }
+      if (entry.isDirectory()) names.push(entry.name);
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT" && !warnings.includes(LOCATION_WARNING)) warnings.push(LOCATION_WARNING);
-    return [];
   }
+  return names;
 }
 
 /** Dot-separated numbers compared as numbers (`10.0.0` after `2.0.0`); anything else by its text. */
