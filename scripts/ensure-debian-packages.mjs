@@ -1,13 +1,14 @@
 // Debian packages some tests drive: Chromium (through playwright-core) for
-// the browser tests, tmux for the terminal tests. Installs what is missing
-// (as root, with apt-get); otherwise says how. The browser tests are skipped
-// without Chromium; the terminal tests fail without tmux.
+// the browser tests, tmux for the terminal tests, asciinema to replay the
+// console's recordings. Installs what is missing (as root, with apt-get);
+// otherwise says how. The tests that need one fail without it, saying so.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 const PACKAGES = [
-  { binary: "/usr/bin/chromium", name: "chromium", usedBy: "the browser tests (skipped without it)" },
+  { binary: "/usr/bin/chromium", name: "chromium", usedBy: "the browser tests" },
   { binary: "/usr/bin/tmux", name: "tmux", usedBy: "the terminal tests (attach, exec --tty, the fresh-clone test)" },
+  { binary: "/usr/bin/asciinema", name: "asciinema", usedBy: "the console's recording test (asciinema cat replays the recording)" },
 ];
 
 const missing = PACKAGES.filter((item) => !existsSync(item.binary));

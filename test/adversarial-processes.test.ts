@@ -64,8 +64,11 @@ describe("stdin nobody reads", () => {
     expect(refused.length).toBeGreaterThanOrEqual(78 - 2 * 6);
     expect(refused.every((answer) => answer.error!.code === ErrorCode.LimitExceeded)).toBe(true);
     expect(refused[0]!.error!.data).toEqual({ limit: "maxStdinBufferBytes" });
-    // Bound: 2 processes x (1 MiB held + one 256 KiB write waiting), plus the frames in flight; 64 MiB is ample.
-    expect(daemonResidentBytes(daemon.child.pid!) - before).toBeLessThan(64 * MiB);
+    // What is held is bounded by the refusals above (2 processes x (1 MiB + one 256 KiB write waiting)).
+    // The resident size also counts garbage not yet collected: each 341 KiB frame is read, decoded
+    // into text, parsed and its chunk decoded (about four copies, 100 MiB over the 80 frames if no
+    // collection ran; a loaded machine measured 72 MiB). Well below that, nothing piled up.
+    expect(daemonResidentBytes(daemon.child.pid!) - before).toBeLessThan(96 * MiB);
     await other.echo("still-serving");
     expect(daemon.child.exitCode).toBeNull();
   });

@@ -1,27 +1,11 @@
 /** The SDK in a real browser, and the web console the daemon serves. */
-import { mkdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { Page } from "playwright-core";
 import { startTestDaemon } from "./helpers/daemon.js";
 import { FaultProxy } from "./helpers/fault-proxy.js";
-import { hasChromium, launchBrowser } from "./helpers/browser.js";
+import { launchBrowser } from "./helpers/browser.js";
+import { httpOf, newTab, openConsole, screenshot, tabCount, tabText, typeInto, waitConnected } from "./helpers/console-page.js";
 
-const httpOf = (wsUrl: string) => wsUrl.replace(/^ws/, "http");
-
-/** Text of the console's tab `index`, from its xterm buffer. */
-const tabText = (page: Page, index: number) =>
-  page.evaluate((i) => (window as unknown as { execmuxConsole: { tabs: { text(): string }[] } }).execmuxConsole.tabs[i]!.text(), index);
-const tabCount = (page: Page) => page.evaluate(() => (window as unknown as { execmuxConsole: { tabs: unknown[] } }).execmuxConsole.tabs.length);
-
-/** Types a command line into tab `index` and presses Enter. */
-async function typeInto(page: Page, index: number, line: string): Promise<void> {
-  await page.locator(".tab").nth(index).click();
-  await page.locator(".terminal-pane.active .xterm-helper-textarea").focus();
-  await page.keyboard.type(line);
-  await page.keyboard.press("Enter");
-}
-
-describe.skipIf(!hasChromium)("in a real browser", () => {
+describe("in a real browser", () => {
   it("runs a command with the SDK in the page and decodes UTF-8 split across chunks", async () => {
     const daemon = await startTestDaemon();
     const page = await (await launchBrowser()).newPage();
@@ -54,15 +38,13 @@ describe.skipIf(!hasChromium)("in a real browser", () => {
   it("opens two terminals on one socket, recovers from a cut, reattaches after a reload", async () => {
     const daemon = await startTestDaemon();
     const proxy = await FaultProxy.start(daemon.url);
-    const page = await (await launchBrowser()).newPage({ viewport: { width: 1000, height: 600 } });
-    await page.goto(`${httpOf(proxy.url)}/console/`);
-    await page.locator("#status.connected").waitFor();
+    const page = await openConsole(proxy.url);
+    await waitConnected(page);
     // The first tab (a login shell) opens by itself; close it and open two plain shells.
-    await page.locator(".tab .close").first().click();
-    for (const _ of [1, 2]) {
-      await page.fill("#command", "bash --norc -i");
-      await page.click("#new-tab");
-    }
+    await expect.poll(() => tabCount(page)).toBe(1);
+    await page.locator(".tab .tab-close").first().click();
+    await expect.poll(() => tabCount(page)).toBe(0);
+    for (const _ of [1, 2]) await newTab(page, "bash --norc -i");
     await expect.poll(() => tabCount(page)).toBe(2);
 
     await typeInto(page, 0, "echo first-$((40+2))");
@@ -71,8 +53,7 @@ describe.skipIf(!hasChromium)("in a real browser", () => {
     await expect.poll(() => tabText(page, 1), { timeout: 20_000 }).toMatch(/^second-55$/m);
     expect(await tabText(page, 0)).not.toContain("second-55");
     expect(await tabText(page, 1)).not.toContain("first-42");
-    mkdirSync("test-artifacts", { recursive: true });
-    await page.screenshot({ path: "test-artifacts/console-two-tabs.png" });
+    await screenshot(page, "two-tabs");
 
     // The network drops under a running command; every line still arrives, once.
     await typeInto(page, 1, "for i in $(seq 1 300); do echo line-$i; done; echo done-$((1+1))");

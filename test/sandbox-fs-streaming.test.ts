@@ -14,13 +14,19 @@ import { startTestDaemon } from "./helpers/daemon.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, unb64 } from "./helpers/wire-client.js";
 
-/** Confined helpers alive on this host that this test started (their command line names the scratch directory's sandbox). */
-function confinedHelpers(): number[] {
+/**
+ * Confined helpers alive on this host that this test started: bwrap's
+ * command line names both the helper and the scratch directory's binds, and
+ * bwrap lives as long as the helper it runs. (Other test files run confined
+ * helpers at the same time: they are not this test's to count.)
+ */
+function confinedHelpers(scratch: string): number[] {
   const helpers: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "latin1").includes("confined-call-main")) helpers.push(Number(entry));
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, "latin1");
+      if (commandLine.includes("confined-call-main") && commandLine.includes(scratch)) helpers.push(Number(entry));
     } catch {
       // exited meanwhile
     }
@@ -67,7 +73,7 @@ describe("fs/open under a sandbox", () => {
       expect(unb64(block.chunk)).toBe(`file ${index}`);
     }
     // Each helper exits once the daemon has the file: the handles stay open without them.
-    await vi.waitFor(() => expect(confinedHelpers()).toEqual([]));
+    await vi.waitFor(() => expect(confinedHelpers(scratch)).toEqual([]));
     const again = await client.call<{ chunk: string }>("fs/readBlock", { handleId: "r0", offset: 5, len: 1 });
     expect(unb64(again.chunk)).toBe("0");
   });
@@ -85,7 +91,7 @@ describe("fs/open under a sandbox", () => {
     }
     client.close();
     await client.closed;
-    await vi.waitFor(() => expect(confinedHelpers()).toEqual([]), { timeout: 10_000 });
+    await vi.waitFor(() => expect(confinedHelpers(scratch)).toEqual([]), { timeout: 10_000 });
     // The daemon goes on serving others.
     const other = await WireClient.ready(daemon.url);
     expect(await other.call("environment/status")).toEqual({ status: "ready" });

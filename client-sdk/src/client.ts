@@ -27,7 +27,7 @@ import { AckBatcher } from "./ack-batcher.js";
 import { backoffDelay, resolveReconnectOptions, type ReconnectOptions, type ResolvedReconnectOptions } from "./backoff.js";
 import { Emitter } from "./emitter.js";
 import { DisconnectedError, ExecmuxError, RpcRequestError, SessionLostError } from "./errors.js";
-import { ProcessHandle } from "./process-handle.js";
+import { ProcessHandle, type ProcessHandleOwner } from "./process-handle.js";
 import { RpcClient, type FrameLimit } from "./rpc-client.js";
 import { collectSessions } from "./session-list.js";
 import { openSocket, type SocketOptions } from "./socket.js";
@@ -144,7 +144,7 @@ let processCounter = 0;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const randomId = () => Math.random().toString(36).slice(2, 10);
 
-export class ExecmuxClient {
+export class ExecmuxClient implements ProcessHandleOwner {
   private readonly handles = new Map<string, ProcessHandle>();
   private readonly adopted = new Map<string, ProcessHandle>();
   private readonly events = new Emitter<ClientEvents>();
@@ -317,8 +317,8 @@ export class ExecmuxClient {
     return handle;
   }
 
-  /** Upstream's catch-up read; long-polls up to `waitMs`. */
-  read(processId: string, options: { afterSeq?: number; maxBytes?: number; waitMs?: number } = {}): Promise<ResultOf<"process/read">> {
+  /** Upstream's catch-up read; long-polls up to `waitMs`; `timestamps` gives each chunk its `timeMs`. */
+  read(processId: string, options: { afterSeq?: number; maxBytes?: number; waitMs?: number; timestamps?: boolean } = {}): Promise<ResultOf<"process/read">> {
     const timeout = (this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) + (options.waitMs ?? 0);
     return this.request("process/read", { processId, ...options }, timeout);
   }

@@ -3,11 +3,17 @@
  * each chunk exactly once, then its exit code. Notifications with a seq the
  * handle already delivered are dropped, so replays after a resume are safe.
  */
-import type { GapNotification, OutputStream, ProcessOrigin, SandboxType, SignalName, WriteStatus } from "@execmux/shared";
+import type { GapNotification, OutputStream, ParamsOf, ProcessOrigin, RequestMethod, ResultOf, SandboxType, SignalName, WriteStatus } from "@execmux/shared";
 import { encodeBase64, toBytes } from "./base64.js";
 import { Emitter } from "./emitter.js";
 import { ExecmuxError } from "./errors.js";
-import type { ExecmuxClient } from "./client.js";
+
+/** What a handle needs of the client that made it (client.ts implements it): handles never import the client. */
+export interface ProcessHandleOwner {
+  request<M extends RequestMethod>(method: M, params: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>>;
+  newWriteId(): string;
+  ackOutput(handle: ProcessHandle, bytes: number): void;
+}
 
 export interface OutputEvent {
   readonly seq: number;
@@ -46,7 +52,7 @@ export class ProcessHandle {
   constructor(
     readonly processId: string,
     readonly tty: boolean,
-    private readonly client: ExecmuxClient,
+    private readonly client: ProcessHandleOwner,
   ) {}
 
   /** The last seq the application has seen: the cursor to resume from. */

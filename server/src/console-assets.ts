@@ -13,7 +13,7 @@
  * <style> elements as it renders, and a style cannot run code.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname } from "node:path";
 import { inPackage } from "./package-root.js";
 
@@ -56,11 +56,14 @@ function consoleFiles(): Map<string, Buffer> {
   return (files ??= existsSync(DIRECTORY) ? new Map(readdirSync(DIRECTORY).map((name) => [name, readFileSync(`${DIRECTORY}${name}`)])) : new Map());
 }
 
+/** Whether the request accepts gzip (every browser does). */
+const acceptsGzip = (request: IncomingMessage) => /\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""));
+
 /**
  * Answers a GET for the console at `prefix` (CONSOLE_PREFIX under the
  * daemon's --base-path); false when `path` is none of its files.
  */
-export function serveConsole(prefix: string, path: string, reply: ServerResponse): boolean {
+export function serveConsole(prefix: string, path: string, request: IncomingMessage, reply: ServerResponse): boolean {
   if (path === prefix) {
     // Relative, as the page's own links are: behind a proxy's path prefix the daemon does not know the page's full path.
     reply.writeHead(302, { ...SECURITY_HEADERS, location: `${prefix.slice(prefix.lastIndexOf("/") + 1)}/` }).end();
@@ -68,10 +71,31 @@ export function serveConsole(prefix: string, path: string, reply: ServerResponse
   }
   if (!path.startsWith(`${prefix}/`)) return false;
   const name = path.slice(prefix.length + 1) || "index.html";
-  const body = consoleFiles().get(name);
+  if (name.endsWith(".gz")) return false;
+  const all = consoleFiles();
+  // The build compressed the text files (name.gz): sent as they are where the browser takes gzip.
+  const compressed = acceptsGzip(request) ? all.get(`${name}.gz`) : undefined;
+  const body = compressed ?? all.get(name);
   if (!body) return false;
   reply
-    .writeHead(200, { ...SECURITY_HEADERS, "content-type": TYPES[extname(name)] ?? "application/octet-stream", "cache-control": "no-cache", "content-length": body.length })
+    .writeHead(200, {
+      ...SECURITY_HEADERS,
+      "content-type": TYPES[extname(name)] ?? "application/octet-stream",
+      "cache-control": "no-cache",
+      vary: "accept-encoding",
+      ...(compressed ? { "content-encoding": "gzip" } : {}),
+      "content-length": body.length,
+    })
     .end(body);
   return true;
 }
+
+/** `GET /` for a browser: where the console is (relative, as above). */
+export const ROOT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>execmux</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:40em;margin:4em auto;padding:0 1em;color:#1d2330}a{color:#2f6feb}code{font-size:13px}</style></head>
+<body><h1>execmux</h1>
+<p>This is an execmux daemon. Programs talk to it over a WebSocket on this URL (JSON-RPC).</p>
+<p><a href="console/">Open the web console</a></p>
+</body></html>
+`;

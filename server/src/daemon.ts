@@ -15,7 +15,7 @@ import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
 import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./auth/request-auth.js";
 import { TokenStore } from "./auth/token-store.js";
-import { CONSOLE_PREFIX, serveConsole } from "./console-assets.js";
+import { CONSOLE_PREFIX, ROOT_PAGE, serveConsole } from "./console-assets.js";
 import type { Config } from "./config.js";
 import { checkListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
@@ -154,7 +154,8 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
     if (hosts && !(hosts.allows(request.headers.host) && hosts.allows(forwardedHost(request.headers)))) {
       return { allowed: false, status: 403, message: "host not allowed (see --allowed-hosts)" };
     }
-    if (openPaths.has(path) || (!upgrade && (path === consolePrefix || path.startsWith(`${consolePrefix}/`)))) return { allowed: true, client: "", observesAll: false };
+    // The plain page at the RPC path only says where the console is; upstream gates the WebSocket only, too.
+    if (openPaths.has(path) || (!upgrade && (path === rpcPath || path === consolePrefix || path.startsWith(`${consolePrefix}/`)))) return { allowed: true, client: "", observesAll: false };
     const decision = await authorize(request.headers, url, { allowedOrigins, secure: tls, credentials });
     if (!decision.allowed) return decision;
     // Never the address: on loopback a client can pick any of 127.0.0.0/8.
@@ -205,10 +206,12 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
       return;
     }
     if (path === rpcPath) {
-      reply.writeHead(200, { "content-type": "text/plain" }).end("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README).\n");
+      // A browser gets a page linking to the console; anything else a line of text.
+      if ((request.headers.accept ?? "").includes("text/html")) reply.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ROOT_PAGE);
+      else reply.writeHead(200, { "content-type": "text/plain" }).end("execmux daemon: open a WebSocket on this URL and speak JSON-RPC (see README); the web console is at console/\n");
       return;
     }
-    if (serveConsole(consolePrefix, path, reply)) return;
+    if (serveConsole(consolePrefix, path, request, reply)) return;
     json(404, { error: "not found" });
   }
 

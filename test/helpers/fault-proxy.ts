@@ -38,6 +38,7 @@ export class FaultProxy {
   private budget = Number.POSITIVE_INFINITY;
   private cutRange: [number, number] | undefined;
   private cutOnDaemonText: string | undefined;
+  private refusedClientText: RegExp | undefined;
 
   private constructor(
     private readonly server: net.Server,
@@ -80,6 +81,15 @@ export class FaultProxy {
     this.cutOnDaemonText = text;
   }
 
+  /**
+   * Cut any connection as soon as the client sends something matching
+   * `pattern` (a request line, an upgrade), so only those requests fail;
+   * undefined lets everything through again.
+   */
+  refuseClientText(pattern: RegExp | undefined): void {
+    this.refusedClientText = pattern;
+  }
+
   /** The network goes down: live connections are cut and new ones refused. */
   block(): void {
     this.blocked = true;
@@ -115,7 +125,10 @@ export class FaultProxy {
     const upstream = net.connect(this.targetPort, "127.0.0.1");
     const pair: Pair = { client, upstream };
     this.pairs.add(pair);
-    client.on("data", (data: Buffer) => upstream.write(data));
+    client.on("data", (data: Buffer) => {
+      if (this.refusedClientText?.test(data.toString("latin1"))) this.cut(pair);
+      else upstream.write(data);
+    });
     upstream.on("data", (data: Buffer) => {
       if (this.cutOnDaemonText && data.toString("latin1").includes(this.cutOnDaemonText)) {
         // The daemon acted on the request (it is answering); the client never hears back.

@@ -1,139 +1,88 @@
 /**
- * The execmux web console: terminals as tabs on ONE WebSocket, each a PTY
- * process. The SDK reconnects and resumes by itself; a page reload
- * reattaches to the same session (kept in sessionStorage) and replays each
- * terminal's retained output.
+ * The execmux web console: terminals as tabs on ONE WebSocket. The SDK
+ * reconnects and resumes by itself; a page reload reattaches to the same
+ * session (kept in sessionStorage) and replays each terminal's retained
+ * output.
  */
-import { connect, type ExecmuxClient, type ProcessHandle } from "@execmux/client";
-import { forgetToken, loadState, loadToken, saveState, saveToken } from "./saved-state.js";
-import { webSocketUrlOf } from "./socket-url.js";
-import { TerminalTab } from "./terminal-tab.js";
+import { RpcRequestError, type ExecmuxClient } from "@execmux/client";
+import { connectThroughGate, daemonAddress } from "./connection.js";
+import { CONNECT_OPTIONS, ConsoleApp } from "./console-app.js";
+import { registerDropTarget } from "./drop-target.js";
+import { forgetState, loadState, takeTokenFromFragment } from "./saved-state.js";
+import { SettingsMenu } from "./settings-menu.js";
+import { SettingsStore } from "./settings.js";
+import { TokenForm } from "./token-form.js";
 
-const tabsBar = document.getElementById("tabs")!;
-const panes = document.getElementById("terminals")!;
-const status = document.getElementById("status")!;
-const commandInput = document.getElementById("command") as HTMLInputElement;
-const url = webSocketUrlOf(location);
+const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
-const tabs: TerminalTab[] = [];
-let active: TerminalTab | undefined;
-let client: ExecmuxClient;
+const settings = new SettingsStore();
+const applyTheme = () => (document.documentElement.dataset.theme = settings.effectiveTheme);
+applyTheme();
+settings.onChange(applyTheme);
+byId("settings-host").append(new SettingsMenu(settings, byId("settings-button")).element);
 
-function setStatus(text: string, state: string): void {
-  status.textContent = text;
-  status.className = state;
-}
-
-function persist(): void {
-  saveState({ sessionId: client.sessionId, tabs: tabs.map((tab) => ({ processId: tab.handle.processId, title: tab.title })) });
-}
-
-function select(tab: TerminalTab): void {
-  active = tab;
-  for (const other of tabs) {
-    other.pane.classList.toggle("active", other === tab);
-    other.button.classList.toggle("active", other === tab);
-  }
-  tab.fitToPane();
-  tab.terminal.focus();
-}
-
-function addTab(handle: ProcessHandle, title: string): TerminalTab {
-  const tab = new TerminalTab(handle, title, select, closeTab);
-  tabs.push(tab);
-  tabsBar.append(tab.button);
-  panes.append(tab.pane);
-  select(tab);
-  tab.open();
-  persist();
-  return tab;
-}
-
-function closeTab(tab: TerminalTab): void {
-  void tab.handle.terminate().catch(() => undefined);
-  tabs.splice(tabs.indexOf(tab), 1);
-  tab.dispose();
-  persist();
-  const next = tabs.at(-1);
-  if (next) select(next);
-}
-
-async function newTab(command: string): Promise<TerminalTab> {
-  const argv = command.trim() ? ["/bin/sh", "-c", command] : ["/bin/bash", "-l"];
-  const size = active ? { cols: active.terminal.cols, rows: active.terminal.rows } : { cols: 100, rows: 30 };
-  const handle = await client.start({ argv, tty: true, env: { TERM: "xterm-256color" }, cwd: "/", ...size });
-  return addTab(handle, command.trim() || "shell");
-}
-
-const CONSOLE_ACK_WINDOW_BYTES = 512 * 1024;
-
-/** Connects, asking for a token only if the daemon refuses to talk without one. */
-async function connectWithToken(resume?: { sessionId: string; processes: string[] }): Promise<ExecmuxClient> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const token = loadToken();
-    try {
-      return await connect(url, {
-        clientName: "execmux-console",
-        // Like VS Code's terminals: at most this much output rendered-but-unseen per tab.
-        ackWindowBytes: CONSOLE_ACK_WINDOW_BYTES,
-        manualAcks: true,
-        ...(token ? { token } : {}),
-        ...(resume ? { resume } : {}),
-      });
-    } catch (error) {
-      // A browser cannot see the HTTP status of a refused upgrade: assume it was the token.
-      if ((error as Error).name === "RpcRequestError") throw error;
-      forgetToken();
-      const entered = prompt("This execmux daemon needs a token (kept for this tab only):");
-      if (!entered) throw error;
-      saveToken(entered);
-    }
-  }
-  throw new Error("could not authenticate");
-}
+const address = daemonAddress(location);
+const form = new TokenForm(byId("gate"));
+let app: ConsoleApp | undefined;
 
 async function start(): Promise<void> {
+  takeTokenFromFragment();
   const saved = loadState();
+  let client: ExecmuxClient;
+  let resumed = false;
   try {
-    client = await connectWithToken(saved ? { sessionId: saved.sessionId, processes: saved.tabs.map((tab) => tab.processId) } : undefined);
-    for (const tab of saved?.tabs ?? []) {
-      const handle = client.handle(tab.processId);
-      if (handle) addTab(handle, tab.title);
-    }
+    client = await connectThroughGate(address, form, {
+      ...CONNECT_OPTIONS,
+      ...(saved ? { resume: { sessionId: saved.sessionId, processes: saved.tabs.map((tab) => tab.processId) } } : {}),
+    });
+    resumed = saved !== undefined;
   } catch (error) {
-    if (!saved) throw error;
+    if (!(saved && error instanceof RpcRequestError)) throw error;
     // The saved session expired: start afresh.
-    client = await connectWithToken();
+    forgetState();
+    client = await connectThroughGate(address, form, CONNECT_OPTIONS);
   }
-  persist();
-  setStatus("connected", "connected");
-  client.on("disconnected", () => setStatus("disconnected", "disconnected"));
-  client.on("reconnecting", ({ attempt }) => setStatus(`reconnecting (attempt ${attempt})`, "reconnecting"));
-  client.on("resumed", () => setStatus("connected", "connected"));
-  client.on("sessionLost", (error) => setStatus(`session lost: ${error.message}`, "lost"));
-  if (tabs.length === 0) await newTab("");
+  document.body.classList.add("connected");
+  app = new ConsoleApp(address, client, settings, {
+    tabsBar: byId("tabs"),
+    panes: byId("terminals"),
+    status: byId("status"),
+    commandInput: byId<HTMLInputElement>("command"),
+    newTabForm: byId<HTMLFormElement>("new-tab-form"),
+    sidePanel: byId("side-panel"),
+    toolbar: {
+      files: byId<HTMLButtonElement>("toggle-files"),
+      sessions: byId<HTMLButtonElement>("toggle-sessions"),
+      record: byId<HTMLButtonElement>("record"),
+      find: byId<HTMLButtonElement>("find"),
+    },
+  });
+  if (resumed) {
+    for (const tab of saved!.tabs) {
+      const handle = client.handle(tab.processId);
+      if (handle) app.addTab(handle, tab.title);
+    }
+  }
+  app.persist();
+  registerDropTarget(app);
+  if (app.tabs.length === 0) await app.newTab("");
 }
 
-document.getElementById("new-tab")!.addEventListener("click", () => {
-  void newTab(commandInput.value);
-  commandInput.value = "";
-});
-commandInput.addEventListener("keydown", (event) => {
-  if (event.key !== "Enter") return;
-  void newTab(commandInput.value);
-  commandInput.value = "";
-});
-window.addEventListener("resize", () => active?.fitToPane());
-
-// For automation and debugging: the tabs and the client.
+// For automation and debugging: the app (tabs, client) once connected.
 (window as unknown as { execmuxConsole: unknown }).execmuxConsole = {
-  tabs,
-  newTab,
-  closeTab,
-  select,
+  get app() {
+    return app;
+  },
+  get tabs() {
+    return app?.tabs ?? [];
+  },
   get client() {
-    return client;
+    return app?.client;
   },
 };
 
-start().catch((error: unknown) => setStatus(`error: ${(error as Error).message}`, "lost"));
+start().catch((error: unknown) => {
+  const status = byId("status");
+  status.className = "status lost";
+  status.textContent = `error: ${(error as Error).message}`;
+});

@@ -7,7 +7,7 @@
  * cut to the cap, so it waits for room but never forever. A waiter whose
  * request is abandoned (its connection closed) leaves the queue.
  */
-import { connectionClosed } from "../rpc/rpc-error.js";
+import { connectionClosed } from "../errors/rpc-error.js";
 
 interface Waiter {
   readonly client: string;

@@ -18,7 +18,7 @@
  * not charged here: they live in the process host that holds the process.
  */
 import { readFileSync } from "node:fs";
-import { limitExceeded } from "../rpc/rpc-error.js";
+import { limitExceeded } from "../errors/rpc-error.js";
 
 /** What is charged: named in the refusal. */
 export type DescriptorUse = "connection" | "file handle" | "http request" | "capability discovery";

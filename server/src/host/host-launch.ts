@@ -44,7 +44,7 @@ export function launchOptions(config: Config, persistent = persistentHost(config
     socketPath: persistent ? hostSocketPath(stateDirectory(config.stateDirectory), config.listen) : undefined,
     containment: config.processContainment,
     pidNamespace: config.spawnerPidNamespace,
-    pidsMax: 0,
+    pidsMax: config.maxPidsPerSession,
   };
 }
 

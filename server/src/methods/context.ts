@@ -1,9 +1,9 @@
-import type { Connection } from "../rpc/connection.js";
+import type { ConnectionPort } from "./connection-port.js";
 import type { ConnectionResources } from "../rpc/connection-resources.js";
 import type { Session } from "../session/session.js";
 
 export interface HandlerContext {
-  readonly connection: Connection;
+  readonly connection: ConnectionPort;
   /** Undefined only for `initialize`; dispatch checks the handshake for everything else. */
   readonly session: Session | undefined;
   /** Whether this request carried `"jsonrpc": "2.0"`. */

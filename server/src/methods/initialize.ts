@@ -1,5 +1,5 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 import type { Session } from "../session/session.js";
 import type { HandlerContext } from "./context.js";
 import { environmentInfo } from "./environment/environment-info.js";

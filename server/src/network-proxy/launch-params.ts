@@ -5,7 +5,7 @@
  * the proxy's own configuration. Failures are -32602 in upstream's words.
  */
 import type { ParamsOf, RemoteNetworkProxyConfig } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 import { NetworkPolicy } from "./policy.js";
 
 /** Upstream's bound on a process id that network/policyRequest carries. */

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { fileUriToPath } from "@execmux/shared/core";
 import { SpawnError } from "./spawn-error.js";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 
 /**
  * `cwd` (a file URI, or a native absolute path) as a directory on this host.

@@ -6,21 +6,16 @@
  * which outlives the socket.
  */
 import { setMaxListeners } from "node:events";
-import type { Logger } from "../logger.js";
 import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
 import { methods } from "../generated/methods.js";
 import type { MethodFamily, RequestId } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
-import type { Caller, SessionRegistry } from "../session/session-registry.js";
-import type { DaemonBudgets } from "../budgets/daemon-budgets.js";
-import type { Config } from "../config.js";
-import type { Metrics } from "../metrics.js";
-import type { ProcessHost } from "../host/process-host.js";
+import type { Caller } from "../session/session-registry.js";
 import { ClientRequests } from "./client-requests.js";
 import { ConnectionResources } from "./connection-resources.js";
-import { dispatch, type RequestScope } from "./dispatch.js";
+import { dispatch, type DispatchingConnection, type RequestScope } from "./dispatch.js";
 import { startHeartbeat } from "./heartbeat.js";
 import {
   encodeBinaryOutput,
@@ -34,32 +29,17 @@ import {
 import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
-import { OFF_THREAD_FRAME_BYTES, type OffThreadFrames } from "./off-thread-frames.js";
+import { OFF_THREAD_FRAME_BYTES } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
-import type { PollAfterInput } from "./poll-after-input.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
-import { RpcError, invalidRequest, limitExceeded } from "./rpc-error.js";
-import type { TurnScheduler } from "./turn-scheduler.js";
+import { RpcError, invalidRequest, limitExceeded } from "../errors/rpc-error.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
+import type { ConnectionDeps } from "./connection-deps.js";
 
-export interface ConnectionDeps {
-  readonly registry: SessionRegistry;
-  readonly config: Config;
-  readonly log: Logger;
-  readonly metrics: Metrics;
-  readonly host: ProcessHost;
-  readonly pollAfterInput: PollAfterInput;
-  /** The daemon's own files and directories (its secrets, sockets and state): hidden from every sandbox. */
-  readonly hiddenPaths: readonly string[];
-  /** What every client's requests draw on, per client and daemon-wide (descriptors, buffered bodies). */
-  readonly budgets: DaemonBudgets;
-  /** The event loop's turns, shared fairly by every connection (turn-scheduler.ts). */
-  readonly turns: TurnScheduler;
-  /** Where large frames are parsed, off the event loop. */
-  readonly frames: OffThreadFrames;
-}
+export type { ConnectionDeps } from "./connection-deps.js";
+
 
 /** Who is on the other end, for upstream's wording of a parse error. */
 export interface PeerDescription {
@@ -82,7 +62,7 @@ export interface PeerDescription {
 /** How long a connection whose session was taken over waits for its requests' replies before it closes anyway. */
 const EVICTED_CLOSE_WAIT_MS = 1_000;
 
-export class Connection implements SessionSink {
+export class Connection implements SessionSink, DispatchingConnection {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
   private initializeRequested = false;

@@ -10,7 +10,7 @@ import { ErrorCode } from "@execmux/shared/core";
 import type { RequestMethod, RpcErrorBody } from "@execmux/shared";
 import { methods } from "../generated/methods.js";
 import { parseFrame, type Incoming } from "./envelope.js";
-import { RpcError } from "./rpc-error.js";
+import { RpcError } from "../errors/rpc-error.js";
 import { validateParams } from "./validators.js";
 
 /** The params dispatch hands to the handler, or the error it answers with. */

@@ -5,7 +5,7 @@
  * observer's credential can never act on the session or the machine.
  */
 import { ErrorCode, type RequestMethod } from "@execmux/shared";
-import { RpcError } from "./rpc-error.js";
+import { RpcError } from "../errors/rpc-error.js";
 
 const OBSERVER_METHODS: ReadonlySet<string> = new Set<RequestMethod>([
   "environment/info",

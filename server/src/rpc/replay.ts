@@ -33,6 +33,13 @@ export interface ReplaySink {
 
 /** Output fetched from the host at a time for one process. */
 export const BATCH_BYTES = 256 * 1024;
+/**
+ * Processes whose batch is fetched or being fetched, not yet all sent: the
+ * replay holds at most this many batches (1 MiB) in the daemon. With a batch
+ * for every owed process at once (50 processes: 12.5 MiB, and their frames),
+ * a slow client's resume grew the daemon past 48 MiB on a loaded machine.
+ */
+const LOADED_BATCHES = 4;
 
 interface ReplayCursor {
   readonly process: ManagedProcess;
@@ -49,6 +56,8 @@ export class Replay {
   /** Processes with events left to replay, in round-robin order. */
   private readonly pending: ReplayCursor[] = [];
   private readonly replaying = new Set<ManagedProcess>();
+  /** Cursors with a batch fetched or on its way and not yet sent (at most LOADED_BATCHES). */
+  private readonly loaded = new Set<ReplayCursor>();
   /** Sending a frame reports progress, which pumps again: that must not recurse. */
   private pumping = false;
   private closed = false;
@@ -82,6 +91,7 @@ export class Replay {
         }
         const event = cursor.batch.shift();
         if (event) {
+          if (cursor.batch.length === 0) this.loaded.delete(cursor);
           this.sink.sendEvent(cursor.process, event);
           cursor.seq = event.seq;
           this.pending.push(cursor);
@@ -89,7 +99,7 @@ export class Replay {
           continue;
         }
         this.pending.push(cursor);
-        if (!cursor.fetching) this.fetch(cursor);
+        if (!cursor.fetching && this.loaded.size < LOADED_BATCHES) this.fetch(cursor);
       }
     } finally {
       this.pumping = false;
@@ -102,10 +112,12 @@ export class Replay {
     for (const process of this.replaying) process.setPaused(this, false);
     this.replaying.clear();
     this.pending.length = 0;
+    this.loaded.clear();
   }
 
   private fetch(cursor: ReplayCursor): void {
     cursor.fetching = true;
+    this.loaded.add(cursor);
     const { process } = cursor;
     process.readEvents(cursor.seq, BATCH_BYTES).then(
       ({ events, gap, caughtUp }) => {
@@ -113,6 +125,7 @@ export class Replay {
         // In place before anything below sends a frame: a send pumps, and must find this batch, not fetch again.
         cursor.batch = events;
         cursor.fetching = false;
+        if (events.length === 0) this.loaded.delete(cursor);
         if (gap && gap.toSeq > cursor.gapThrough) {
           cursor.gapThrough = gap.toSeq;
           this.sink.sendGap(process, gap);
@@ -122,12 +135,14 @@ export class Replay {
       },
       (error: unknown) => {
         cursor.fetching = false;
+        this.loaded.delete(cursor);
         this.sink.failed(error);
       },
     );
   }
 
   private finish(cursor: ReplayCursor): void {
+    this.loaded.delete(cursor);
     const index = this.pending.indexOf(cursor);
     if (index >= 0) this.pending.splice(index, 1);
     this.replaying.delete(cursor.process);

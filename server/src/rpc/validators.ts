@@ -12,7 +12,7 @@ import * as initialize from "../generated/validators/initialize.js";
 import * as process from "../generated/validators/process.js";
 import { methods } from "../generated/methods.js";
 import { paramsErrorMessage } from "./params-error.js";
-import { invalidParams } from "./rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 
 type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 type Family = Readonly<Record<string, Validator>>;

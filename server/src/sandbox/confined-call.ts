@@ -28,10 +28,10 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { inPackage } from "../package-root.js";
-import { RpcError, connectionClosed } from "../rpc/rpc-error.js";
+import { RpcError, connectionClosed } from "../errors/rpc-error.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { decodeValue, encodeValue, type CallReport } from "./confined-call-wire.js";
-import type { PreparedFsSandbox } from "./index.js";
+import type { PreparedFsSandbox } from "./prepared-fs-sandbox.js";
 import { acquireHelperSlot } from "./helper-slots.js";
 import { launchCommand } from "./launcher.js";
 

@@ -5,7 +5,7 @@
  * falls back to the daemon's own cwd unless the profile needs a real one.
  */
 import type { FileSystemSandboxContext, PermissionProfile, WireFileSystemSandboxContext } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 import { sandboxPathToNative, type PolicyPaths } from "./resolve-policy.js";
 
 function temporaryDirectories(context: FileSystemSandboxContext): string[] {

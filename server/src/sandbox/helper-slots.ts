@@ -5,7 +5,7 @@
  * thousand processes. Later calls wait their turn, in order; a call whose
  * connection closes while it waits leaves the queue.
  */
-import { connectionClosed } from "../rpc/rpc-error.js";
+import { connectionClosed } from "../errors/rpc-error.js";
 
 /** Enough to keep both cores of a small host busy while one helper waits on the disk. */
 export const HELPER_SLOTS = 4;

@@ -7,7 +7,7 @@
  */
 import { realpathSync } from "node:fs";
 import type { FileSystemSandboxContext, SandboxType as SharedSandboxType, WireFileSystemSandboxContext } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 import { sandboxAvailability, type SandboxAvailability } from "./availability.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { fsPolicyPaths, processPolicyPaths } from "./context-paths.js";
@@ -16,6 +16,7 @@ import type { RelayRoute } from "./network-relay.js";
 import type { SandboxPolicy } from "./policy.js";
 import { resolvePolicy } from "./resolve-policy.js";
 import { writesWholeDisk } from "./whole-disk.js";
+import type { PreparedFsSandbox } from "./prepared-fs-sandbox.js";
 
 export { isLikelySandboxDenied } from "./sandbox-denied.js";
 export { runConfined, ConfinedCallError, type ConfinedCall } from "./confined-call.js";
@@ -95,11 +96,7 @@ function requireTransparentTools(): { ip: string; iptables: string } {
   return { ip: requireTool("ip", "iproute2's ip (for transparent TCP)"), iptables: requireTool("iptables", "iptables (for transparent TCP)") };
 }
 
-/** What a confined fs call runs in (see confined-call.ts). */
-export interface PreparedFsSandbox {
-  readonly policy: SandboxPolicy;
-  readonly tools: SandboxTools;
-}
+export type { PreparedFsSandbox } from "./prepared-fs-sandbox.js";
 
 /**
  * The sandbox an fs call runs in when whole-disk.ts says it needs one, or a

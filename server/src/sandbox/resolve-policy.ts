@@ -9,7 +9,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { fileUriToPath } from "@execmux/shared/path-uri";
 import type { FileSystemSandboxEntry, FileSystemSpecialPath, PermissionProfile } from "@execmux/shared";
-import { invalidParams } from "../rpc/rpc-error.js";
+import { invalidParams } from "../errors/rpc-error.js";
 import { accessAt, makePolicy, type PathAccess, type PathRule, type SandboxPolicy } from "./policy.js";
 
 /** What the profile's relative parts are resolved against. */

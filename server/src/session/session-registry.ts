@@ -18,7 +18,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { ErrorCode } from "@execmux/shared/core";
-import { RpcError, invalidRequest, limitExceeded } from "../rpc/rpc-error.js";
+import { RpcError, invalidRequest, limitExceeded } from "../errors/rpc-error.js";
 import type { Logger } from "../logger.js";
 import type { ProcessHost } from "../host/process-host.js";
 import type { Metrics } from "../metrics.js";

@@ -4,7 +4,7 @@
  * output keeps being retained, so a later connection can resume.
  */
 import type { ProcessOrigin } from "@execmux/shared";
-import { invalidRequest, limitExceeded, unknownProcess } from "../rpc/rpc-error.js";
+import { invalidRequest, limitExceeded, unknownProcess } from "../errors/rpc-error.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
 import type { ProcessHost } from "../host/process-host.js";

@@ -95,6 +95,8 @@ export const ReadParamsSchema = Type.Object(
     afterSeq: Opt(Seq),
     maxBytes: Opt(Unsigned("usize")),
     waitMs: Opt(Unsigned("u64")),
+    /** Extension: give each chunk its `timeMs` (recordings replay with the original timing). */
+    timestamps: Opt(Type.Boolean()),
   }
 );
 
@@ -102,6 +104,8 @@ export const OutputChunkSchema = Type.Object({
   seq: Seq,
   stream: OutputStreamSchema,
   chunk: Base64,
+  /** Extension, only when the read asked for `timestamps`: when the daemon read the chunk from the process (Unix ms). */
+  timeMs: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
 /**

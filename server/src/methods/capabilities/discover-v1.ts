@@ -18,7 +18,7 @@
 import { pathToFileURL } from "node:url";
 import type { CapabilityRootDiscovery, ParamsOf, ResultOf, WireFileSystemSandboxContext } from "@execmux/shared";
 import { inPackage } from "../../package-root.js";
-import { connectionClosed, invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
+import { connectionClosed, invalidParams, invalidRequest } from "../../errors/rpc-error.js";
 import { runConfined, type PreparedFsSandbox } from "../../sandbox/index.js";
 import type { SessionContext } from "../context.js";
 import { fsPath, pathUriError } from "../fs/fs-path.js";

@@ -10,7 +10,7 @@
  * never discovered without it.
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { pathUriError } from "../fs/fs-path.js";
 import { fsConfinement } from "../fs/sandbox-gate.js";

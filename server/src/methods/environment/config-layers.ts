@@ -25,7 +25,7 @@ import { homedir, hostname } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { pathToFileUri, type EnvironmentConfigLayer, type EnvironmentConfigReadResult } from "@execmux/shared";
 import { parse, stringify, type TomlTable } from "smol-toml";
-import { internalError, invalidRequest } from "../../rpc/rpc-error.js";
+import { internalError, invalidRequest } from "../../errors/rpc-error.js";
 
 /** A config file larger than this is refused: Codex's are a few KiB. */
 const MAX_CONFIG_FILE_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@
  * neither).
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 import { fsPath } from "../fs/fs-path.js";
 
 /** Key paths a call may ask for, and segments a path may have: far past what Codex asks (one path, one segment). */

@@ -15,8 +15,8 @@
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
+import { internalError } from "../../errors/rpc-error.js";
 import { inPackage } from "../../package-root.js";
-import { internalError } from "../../rpc/rpc-error.js";
 import { runConfinedHolding } from "../../sandbox/confined-call.js";
 import type { PreparedFsSandbox } from "../../sandbox/index.js";
 import { mappingFsErrors } from "./fs-error.js";

@@ -8,7 +8,7 @@
 import { constants } from "node:fs";
 import { open, opendir, readlink, realpath, stat, symlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { connectionClosed, invalidRequest } from "../../rpc/rpc-error.js";
+import { connectionClosed, invalidRequest } from "../../errors/rpc-error.js";
 import { createDirectoryAll } from "./create-directory-all.js";
 import { entryPath } from "./directory-entries.js";
 import { refuseHardLinkedFile } from "./hard-links.js";

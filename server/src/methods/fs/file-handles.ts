@@ -8,7 +8,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { Disposable } from "../../rpc/connection-resources.js";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { notFound } from "./fs-error.js";
 import { MAX_FILE_HANDLE_ID_BYTES, MAX_OPEN_FILE_HANDLES } from "./limits.js";

@@ -5,9 +5,9 @@
  * 2)`). Codex maps the codes back to io::ErrorKind and shows the message, so
  * both must match for a client to behave the same with either executor.
  */
-import { ErrorCode } from "@execmux/shared/errors"; // not the index: see rpc-error.ts
+import { ErrorCode } from "@execmux/shared/errors"; // not the index: see errors/rpc-error.ts
 import { ioErrorKind, osErrorMessage } from "../../os-error.js";
-import { RpcError, internalError, invalidRequest } from "../../rpc/rpc-error.js";
+import { RpcError, internalError, invalidRequest } from "../../errors/rpc-error.js";
 
 export const notFound = (message: string) => new RpcError(ErrorCode.NotFound, message);
 

@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import { fileUriToPath } from "@execmux/shared/core";
-import { invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidParams, invalidRequest } from "../../errors/rpc-error.js";
 
 /** Whether fileUriToPath's reason is a parse error (serde's) rather than a host mismatch. */
 function isParseError(uri: string, reason: string): boolean {

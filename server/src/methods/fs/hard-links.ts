@@ -7,7 +7,7 @@
  * before anything is truncated. Upstream writes such a file.
  */
 import type { Stats } from "node:fs";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 
 export function refuseHardLinkedFile(path: string, stats: Stats): void {
   if (stats.isFile() && stats.nlink > 1) {

@@ -9,7 +9,7 @@
  */
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, rmdir, unlink, type FileHandle } from "node:fs/promises";
-import { internalError, invalidRequest } from "../../rpc/rpc-error.js";
+import { internalError, invalidRequest } from "../../errors/rpc-error.js";
 import { componentsOf, descend, inDirectory, openChildDirectory, openRoot, withParentDirectory } from "./descriptor-paths.js";
 import { errnoOf } from "./fs-error.js";
 

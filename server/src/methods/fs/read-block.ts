@@ -4,7 +4,7 @@
  * past the end is an empty block with `eof`, and the handle stays open.
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { checkHandleId, fileHandlesOf } from "./file-handles.js";
 import { fsError } from "./fs-error.js";

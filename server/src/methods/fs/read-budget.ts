@@ -4,7 +4,7 @@
  * starved by a stream of small ones; a waiter whose connection closes leaves
  * the queue.
  */
-import { connectionClosed } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import { WHOLE_FILE_READ_BUDGET_BYTES } from "./limits.js";
 
 interface Waiter {

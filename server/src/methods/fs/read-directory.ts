@@ -5,7 +5,7 @@
  * (read-operations.ts).
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { internalError } from "../../rpc/rpc-error.js";
+import { internalError } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { fsPath } from "./fs-path.js";
 import { MAX_READ_DIRECTORY_ENTRIES } from "./limits.js";

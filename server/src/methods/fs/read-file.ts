@@ -9,7 +9,7 @@
  * the sandbox (read-operations.ts).
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { connectionClosed } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";

@@ -10,7 +10,7 @@
 import type { Stats } from "node:fs";
 import { realpath, type FileHandle } from "node:fs/promises";
 import type { FsGetMetadataResult, FsReadDirectoryEntry } from "@execmux/shared";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 import { forEachEntry } from "./directory-entries.js";
 import { MAX_READ_BLOCK_BYTES, MAX_READ_DIRECTORY_ENTRIES, MAX_READ_FILE_BYTES } from "./limits.js";
 import { metadataNoFollow, openForReadNoFollow } from "./no-follow.js";

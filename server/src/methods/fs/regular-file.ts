@@ -6,7 +6,7 @@
  */
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 
 export async function openRegularFile(path: string): Promise<FileHandle> {
   return refuseAllButFiles(path, await open(path, constants.O_RDONLY | constants.O_NONBLOCK));

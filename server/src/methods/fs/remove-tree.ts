@@ -7,7 +7,7 @@
  * time, and the removal stops when its connection closes.
  */
 import { opendir, rmdir, unlink, type FileHandle } from "node:fs/promises";
-import { connectionClosed } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import { descriptorPath, inDirectory, openChildDirectory } from "./descriptor-paths.js";
 import { errnoOf } from "./fs-error.js";
 

@@ -6,7 +6,7 @@
  * reply in the daemon's memory, not one per request.
  */
 import type { Disposable } from "../../rpc/connection-resources.js";
-import { connectionClosed } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 
 const REPLY_LANE = Symbol("fs large-reply lane");

@@ -6,7 +6,7 @@
  * are checked first, with upstream's codes and words.
  */
 import type { FileSystemSandboxEntry, WireFileSystemSandboxContext } from "@execmux/shared";
-import { invalidParams, invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidParams, invalidRequest } from "../../errors/rpc-error.js";
 import { prepareFsSandbox, type PreparedFsSandbox } from "../../sandbox/index.js";
 import { readsWholeDisk, writesWholeDisk } from "../../sandbox/whole-disk.js";
 import type { HandlerContext } from "../context.js";

@@ -7,7 +7,7 @@
  */
 import { realpath } from "node:fs/promises";
 import type { FsWalkOptions, FsWalkResult } from "@execmux/shared";
-import { connectionClosed } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import { entryPath, forEachEntry } from "./directory-entries.js";
 import { pathMetadata } from "./path-metadata.js";
 import { SmallestNames } from "./name-order.js";

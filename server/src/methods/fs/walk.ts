@@ -11,7 +11,7 @@
  * whole disk.
  */
 import type { FsWalkOptions, ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { fsPath } from "./fs-path.js";
 import { MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES } from "./limits.js";

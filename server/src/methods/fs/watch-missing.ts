@@ -5,7 +5,7 @@
  * loaded on the first call: a daemon whose clients never ask runs none of it.
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { fsPath, pathUriError } from "./fs-path.js";
 

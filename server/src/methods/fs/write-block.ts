@@ -9,7 +9,7 @@
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { Disposable } from "../../rpc/connection-resources.js";
-import { invalidRequest, limitExceeded } from "../../rpc/rpc-error.js";
+import { invalidRequest, limitExceeded } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { checkHandleId, fileHandlesOf } from "./file-handles.js";
 import { fsError } from "./fs-error.js";

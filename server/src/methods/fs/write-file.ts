@@ -1,6 +1,6 @@
 /** fs/writeFile: create or truncate a file and write the decoded bytes (write-operations.ts). */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
 import { decodeStandardBase64 } from "./base64.js";
 import { fsPath } from "./fs-path.js";

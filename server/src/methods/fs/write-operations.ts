@@ -10,7 +10,7 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open, rmdir, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { invalidRequest } from "../../rpc/rpc-error.js";
+import { invalidRequest } from "../../errors/rpc-error.js";
 import { copyDirectory, copyRegularFile, copySymlink, landsInside, unsupportedKind } from "./copy-entries.js";
 import { createDirectoryAll } from "./create-directory-all.js";
 import { openDirectory } from "./descriptor-paths.js";

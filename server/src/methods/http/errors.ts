@@ -4,7 +4,7 @@
  * Node gives (ECONNREFUSED, a TLS alert) are logged, not sent: upstream's
  * messages do not carry them either.
  */
-import { internalError, invalidParams, type RpcError } from "../../rpc/rpc-error.js";
+import { internalError, invalidParams, type RpcError } from "../../errors/rpc-error.js";
 
 /** What reqwest says when a response body stops early, times out or cannot be read. */
 export const BODY_READ_ERROR = "error decoding response body";

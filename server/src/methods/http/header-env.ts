@@ -12,7 +12,7 @@
  * may otherwise read, because those belong to the daemon, not to the host
  * the client came to use.
  */
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 
 /** Upstream's refused names, compared without regard to case (asked of 0.171: `openai_api_key` is refused too). */
 const CODEX_CREDENTIALS = new Set([

@@ -7,7 +7,7 @@
  * connection's client (budgets/descriptor-budget.ts) until the call ends.
  */
 import type { Disposable } from "../../rpc/connection-resources.js";
-import { limitExceeded } from "../../rpc/rpc-error.js";
+import { limitExceeded } from "../../errors/rpc-error.js";
 import { streamIdActive } from "./errors.js";
 
 export const HTTP_REQUESTS = Symbol("http/request calls in flight");

@@ -11,7 +11,7 @@ import {
   invalidUrl,
   unsupportedScheme,
 } from "./errors.js";
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 import { decodeStandardBase64 } from "../fs/base64.js";
 import { headerEnvValue } from "./header-env.js";
 import { urlErrorReason } from "./url-error.js";

@@ -5,7 +5,7 @@
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { SessionContext } from "../context.js";
-import { connectionClosed } from "../../rpc/rpc-error.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import { streamBody } from "./body-stream.js";
 import { readBufferedBody } from "./buffered-body.js";
 import { BODY_READ_ERROR, bodyReadFailed, requestFailed } from "./errors.js";

@@ -1,11 +1,13 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { ManagedProcess } from "../../process/managed-process.js";
-import type { Connection } from "../../rpc/connection.js";
+import type { ConnectionPort } from "../connection-port.js";
 import type { ProcessContext } from "../context.js";
 
 const MAX_WAIT_MS = 3_600_000;
 /** `{"seq":…,"stream":"stdout","chunk":""}` around each chunk's base64. */
 const CHUNK_OVERHEAD_BYTES = 48;
+/** `,"timeMs":1700000000000` when the read asked for timestamps. */
+const TIME_OVERHEAD_BYTES = 24;
 
 /**
  * Retained output after `afterSeq`, long-polling up to `waitMs` until there is
@@ -32,7 +34,7 @@ const outputBytesFitting = (replyBytes: number) => Math.floor((replyBytes * 3) /
 async function readUntilChange(
   process: ManagedProcess,
   params: ParamsOf<"process/read">,
-  connection: Connection,
+  connection: ConnectionPort,
   reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply" | "holdReplyRoom">,
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
@@ -58,9 +60,16 @@ async function readUntilChange(
     const newTerminalEvent = state.exited && afterSeq < nextSeq - 1;
     const remaining = deadline - Date.now();
     if (chunks.length > 0 || gap || state.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {
-      reply.reserveReply(chunks.reduce((sum, chunk) => sum + Math.ceil(chunk.data.length / 3) * 4 + CHUNK_OVERHEAD_BYTES, 0));
+      const perChunk = CHUNK_OVERHEAD_BYTES + (params.timestamps ? TIME_OVERHEAD_BYTES : 0);
+      reply.reserveReply(chunks.reduce((sum, chunk) => sum + Math.ceil(chunk.data.length / 3) * 4 + perChunk, 0));
       return {
-        chunks: chunks.map((chunk) => ({ seq: chunk.seq, stream: chunk.stream, chunk: chunk.data.toString("base64") })),
+        chunks: chunks.map((chunk) => ({
+          seq: chunk.seq,
+          stream: chunk.stream,
+          chunk: chunk.data.toString("base64"),
+          // The host keeps, per retained chunk, when it read it (ms after the process started).
+          ...(params.timestamps ? { timeMs: state.startEpochMs + chunk.atMs } : {}),
+        })),
         nextSeq,
         exited: state.exited,
         exitCode: state.exited ? state.exitCode : null,

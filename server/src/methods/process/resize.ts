@@ -1,5 +1,5 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 import type { ProcessContext } from "../context.js";
 
 /** Extension: a new window size for a PTY process (SIGWINCH reaches the foreground job). */

@@ -1,6 +1,6 @@
 import { resolveSignalName } from "@execmux/shared/core";
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams } from "../../rpc/rpc-error.js";
+import { invalidParams } from "../../errors/rpc-error.js";
 import type { ProcessContext } from "../context.js";
 
 /** Unknown, starting and finished processes answer `{}`, as upstream: the signal had nowhere to go. */

@@ -9,7 +9,7 @@ import { GlobBudgetExceeded } from "../../process/glob.js";
 import { ManagedProcess } from "../../process/managed-process.js";
 import { resolveExecutable } from "../../process/resolve-executable.js";
 import { osErrorMessage } from "../../os-error.js";
-import { internalError, invalidParams, limitExceeded, RpcError } from "../../rpc/rpc-error.js";
+import { internalError, invalidParams, limitExceeded, RpcError } from "../../errors/rpc-error.js";
 import { summarizeArgv } from "../../session/session.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";

@@ -1,5 +1,5 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
-import { invalidParams, limitExceeded } from "../../rpc/rpc-error.js";
+import { invalidParams, limitExceeded } from "../../errors/rpc-error.js";
 import { STARTING } from "../../session/session.js";
 import type { ProcessContext } from "../context.js";
 

@@ -1,3 +1,8 @@
+/**
+ * An error that carries its protocol code (shared/src/errors.ts) from wherever
+ * it is thrown (a session, the sandbox, a budget) to the RPC edge, which
+ * sends it as it is. Below every layer, so any of them may throw one.
+ */
 // Not the package's index: this module is imported by the confined helper
 // (fs/write-operations.ts), where loading every schema would double its start.
 import { ErrorCode } from "@execmux/shared/errors";
