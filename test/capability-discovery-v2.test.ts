@@ -28,6 +28,7 @@ const HOME_FILES: Record<string, string> = {
   [`${PLUGINS}/versions/2.0.0/.codex-plugin/plugin.json`]: '{"name":"versions"}',
   [`${PLUGINS}/versions/10.0.0/.codex-plugin/plugin.json`]: '{"name":"versions"}',
   [`${PLUGINS}/dirname/1.0.0/.codex-plugin/plugin.json`]: '{"name":"manifest-name"}',
+  [`${PLUGINS}/dirname/1.0.0/skills/s/SKILL.md`]: skill("s", "Named after the manifest or the directory?"),
   [`${PLUGINS}/claude/local/.claude-plugin/plugin.json`]: '{"name":"claude"}',
   ".codex/plugins/cache/other/zeta/1/.codex-plugin/plugin.json": '{"name":"zeta"}',
   ".codex/config.toml": '[plugins."demo@market"]\nenabled = false\n',
@@ -80,7 +81,7 @@ describe("capabilities/discoverV2 against upstream 0.171", () => {
     expect(upstream[0]).toMatchObject({ result: { plugins: expect.arrayContaining([expect.objectContaining({ id: "demo@market" })]) } });
   }, 60_000);
 
-  it("plugins without a manifest, skills without a description: left out, with one warning per plugin and per skill location", async () => {
+  it("plugins without a manifest, skills without a description: left out, with one warning per plugin and per skill location; a skill without a name named after its directory", async () => {
     const files = {
       [`${PLUGINS}/bare/1.0.0/skills/s/SKILL.md`]: skill("s", "S."),
       [`${PLUGINS}/bare2/1.0.0/skills/s/SKILL.md`]: skill("s", "S."),
@@ -91,6 +92,7 @@ describe("capabilities/discoverV2 against upstream 0.171", () => {
       ".agents/skills/bad/SKILL.md": skill("bad"),
       ".codex/skills/nodesc/SKILL.md": skill("nodesc"),
       ".codex/skills/nofront/SKILL.md": "no front matter\n",
+      ".codex/skills/noname/SKILL.md": "---\ndescription: No name.\n---\n",
       ".codex/skills/ok/SKILL.md": skill("ok", "OK."),
     };
     const { upstream, execmux } = await askBoth(files, [{ method: "capabilities/discoverV2", params: { cwd: "file:///tmp" } }]);

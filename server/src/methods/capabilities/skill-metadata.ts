@@ -3,7 +3,8 @@
  * 0.171 reads them: the SKILL.md front matter (`name`, `description`,
  * `metadata.short-description`) and the `agents/openai.yaml` beside it
  * (`policy`, `dependencies.tools`). A SKILL.md without front matter, or
- * without a name or description in it, is no skill (the caller warns).
+ * without a description in it, is no skill (the caller warns); one without
+ * a name is named after its directory.
  */
 import type { DiscoveredSkillFiles, ExecutorSkill, SkillDependencies, SkillPolicy } from "@execmux/shared";
 import { parse } from "yaml";
@@ -29,9 +30,10 @@ export function parseSkillFiles(files: DiscoveredSkillFiles): ExecutorSkill | un
   const frontMatter = FRONT_MATTER.exec(files.instructions.contents)?.[1];
   if (frontMatter === undefined) return undefined;
   const fields = yamlMapping(frontMatter);
-  const name = text(fields?.["name"]);
   const description = text(fields?.["description"]);
-  if (!fields || !name || description === null) return undefined;
+  if (!fields || description === null) return undefined;
+  // Without a name in the front matter, the skill is named after its directory.
+  const name = text(fields["name"]) ?? directoryNameOf(files.instructions.path);
   const metadata = files.metadata ? yamlMapping(files.metadata.contents) : undefined;
   return {
     name,
@@ -41,6 +43,12 @@ export function parseSkillFiles(files: DiscoveredSkillFiles): ExecutorSkill | un
     dependencies: dependenciesOf(metadata?.["dependencies"]),
     policy: policyOf(metadata?.["policy"]),
   };
+}
+
+/** The name of the directory a file URI's file is in (its segments are percent-encoded). */
+function directoryNameOf(uri: string): string {
+  const segments = new URL(uri).pathname.split("/");
+  return decodeURIComponent(segments.at(-2) ?? "");
 }
 
 function policyOf(policy: unknown): SkillPolicy | null {
