@@ -5,7 +5,7 @@
  * locations at start) and their answers are compared with the homes
  * replaced by <home>.
  */
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "@execmux/shared";
@@ -53,10 +53,14 @@ function fill(home: string, files: Record<string, string>): void {
 }
 
 /** Both servers, each with `files` in its HOME; the replies to `requests`, homes replaced by <home>. */
-async function askBoth(files: Record<string, string>, requests: { method: string; params: unknown }[]) {
-  const upstream = await startUpstreamExecServer([], (home) => fill(home, files));
+async function askBoth(files: Record<string, string>, requests: { method: string; params: unknown }[], more?: (home: string) => void) {
+  const upstream = await startUpstreamExecServer([], (home) => {
+    fill(home, files);
+    more?.(home);
+  });
   const home = scratchDirectory("discover-v2-home");
   fill(home, files);
+  more?.(home);
   const execmux = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn"], { HOME: home, CODEX_HOME: join(home, ".codex") });
   const replies: Record<string, unknown[]> = {};
   for (const [name, url, serverHome] of [["upstream", upstream.url, upstream.home], ["execmux", execmux.url, home]] as const) {
@@ -98,6 +102,31 @@ describe("capabilities/discoverV2 against upstream 0.171", () => {
     const { upstream, execmux } = await askBoth(files, [{ method: "capabilities/discoverV2", params: { cwd: "file:///tmp" } }]);
     expect(execmux).toEqual(upstream);
     expect((upstream[0] as { result: { warnings: string[] } }).result.warnings).toEqual(Array(5).fill("some capability metadata could not be loaded; discovery may be incomplete"));
+  }, 60_000);
+
+  it("odd files: a manifest without a name, broken metadata, CRLF front matter, a symlinked skill directory", async () => {
+    const files = {
+      [`${PLUGINS}/unnamed/1/.codex-plugin/plugin.json`]: '{"interface":{}}',
+      [`${PLUGINS}/unnamed/1/skills/s/SKILL.md`]: skill("s", "S."),
+      ".codex/skills/brokenyaml/SKILL.md": skill("brokenyaml", "Broken metadata."),
+      ".codex/skills/brokenyaml/agents/openai.yaml": "policy: [unclosed\n",
+      ".codex/skills/notools/SKILL.md": skill("notools", "No tools."),
+      ".codex/skills/notools/agents/openai.yaml": "dependencies: {}\n",
+      ".codex/skills/productstext/SKILL.md": skill("productstext", "Products as text."),
+      ".codex/skills/productstext/agents/openai.yaml": "policy:\n  products: codex\ndependencies:\n  tools: []\n",
+      ".codex/skills/tooltypes/SKILL.md": skill("tooltypes", "A tool without a value."),
+      ".codex/skills/tooltypes/agents/openai.yaml": "dependencies:\n  tools:\n    - type: mcp\n    - type: env_var\n      value: X\n",
+      ".codex/skills/emptytools/SKILL.md": skill("emptytools", "No tools, an empty policy."),
+      ".codex/skills/emptytools/agents/openai.yaml": "dependencies:\n  tools: []\npolicy: {}\n",
+      ".codex/skills/badproduct/SKILL.md": skill("badproduct", "A product that is a number."),
+      ".codex/skills/badproduct/agents/openai.yaml": "policy:\n  allow_implicit_invocation: true\n  products: [a, 5]\n",
+      ".codex/skills/crlf/SKILL.md": "---\r\nname: crlf\r\ndescription: CRLF.\r\n---\r\nBody.\r\n",
+      ".codex/skills/shortnum/SKILL.md": skill("shortnum", "Short is a number.", "metadata:\n  short-description: 5\n"),
+      "elsewhere/linked/SKILL.md": skill("linked", "Through a symlink."),
+    };
+    const link = (home: string) => symlinkSync(join(home, "elsewhere/linked"), join(home, ".codex/skills/link"));
+    const { upstream, execmux } = await askBoth(files, [{ method: "capabilities/discoverV2", params: { cwd: "file:///tmp" } }], link);
+    expect(execmux).toEqual(upstream);
   }, 60_000);
 
   it("params upstream refuses, and the agent's sandbox", async () => {

@@ -69,11 +69,12 @@ export async function discoverExecutorCapabilities(home: ExecutorHome, limits: R
       continue;
     }
     const manifest = manifestFields(discovery.plugin.manifest);
-    const prefix = manifest.name ?? plugin.directoryName;
+    // Without a name in the manifest, upstream names the plugin after its root: the version directory.
+    const prefix = manifest.name ?? plugin.version;
     const skills = skillsOf(discovery.skills, problems);
     result.plugins.push({
       id: plugin.id,
-      displayName: manifest.displayName ?? manifest.name ?? plugin.directoryName,
+      displayName: manifest.displayName ?? manifest.name ?? plugin.version,
       remotePluginId: null,
       version: plugin.version,
       root: pathToFileUri(plugin.root),

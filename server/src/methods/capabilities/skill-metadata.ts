@@ -17,9 +17,10 @@ type Mapping = Record<string, unknown>;
 const isMapping = (value: unknown): value is Mapping => value !== null && typeof value === "object" && !Array.isArray(value);
 const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
 
-function yamlMapping(source: string): Mapping | undefined {
+/** `failsafe`: every scalar a string, as upstream reads the front matter (`short-description: 5` is "5"). */
+function yamlMapping(source: string, schema: "core" | "failsafe" = "core"): Mapping | undefined {
   try {
-    const parsed: unknown = parse(source, { maxAliasCount: 100 });
+    const parsed: unknown = parse(source, { maxAliasCount: 100, schema });
     return isMapping(parsed) ? parsed : undefined;
   } catch {
     return undefined;
@@ -29,7 +30,7 @@ function yamlMapping(source: string): Mapping | undefined {
 export function parseSkillFiles(files: DiscoveredSkillFiles): ExecutorSkill | undefined {
   const frontMatter = FRONT_MATTER.exec(files.instructions.contents)?.[1];
   if (frontMatter === undefined) return undefined;
-  const fields = yamlMapping(frontMatter);
+  const fields = yamlMapping(frontMatter, "failsafe");
   const description = text(fields?.["description"]);
   if (!fields || description === null) return undefined;
   // Without a name in the front matter, the skill is named after its directory.
@@ -51,32 +52,33 @@ function directoryNameOf(uri: string): string {
   return decodeURIComponent(segments.at(-2) ?? "");
 }
 
+/** `policy`: null unless a mapping whose `products`, if given, is a list of strings (as upstream 0.171 answered). */
 function policyOf(policy: unknown): SkillPolicy | null {
   if (!isMapping(policy)) return null;
   const allow = policy["allow_implicit_invocation"];
-  const products = Array.isArray(policy["products"]) ? policy["products"].filter((product): product is string => typeof product === "string") : [];
+  const products = policy["products"] ?? [];
+  if (!Array.isArray(products) || !products.every((product) => typeof product === "string")) return null;
   return { allowImplicitInvocation: typeof allow === "boolean" ? allow : null, products };
 }
 
+/** `dependencies`: its tools that name a `type` and a `value`; null when none do. */
 function dependenciesOf(dependencies: unknown): SkillDependencies | null {
-  if (!isMapping(dependencies)) return null;
-  const tools = Array.isArray(dependencies["tools"]) ? dependencies["tools"] : [];
-  return {
-    tools: tools.filter(isMapping).flatMap((tool) => {
-      const [type, value] = [text(tool["type"]), text(tool["value"])];
-      if (type === null || value === null) return [];
-      const port = tool["oauth_callback_port"];
-      return [
-        {
-          type,
-          value,
-          description: text(tool["description"]),
-          transport: text(tool["transport"]),
-          command: text(tool["command"]),
-          url: text(tool["url"]),
-          oauthCallbackPort: Number.isInteger(port) ? (port as number) : null,
-        },
-      ];
-    }),
-  };
+  if (!isMapping(dependencies) || !Array.isArray(dependencies["tools"])) return null;
+  const tools = dependencies["tools"].filter(isMapping).flatMap((tool) => {
+    const [type, value] = [text(tool["type"]), text(tool["value"])];
+    if (type === null || value === null) return [];
+    const port = tool["oauth_callback_port"];
+    return [
+      {
+        type,
+        value,
+        description: text(tool["description"]),
+        transport: text(tool["transport"]),
+        command: text(tool["command"]),
+        url: text(tool["url"]),
+        oauthCallbackPort: Number.isInteger(port) ? (port as number) : null,
+      },
+    ];
+  });
+  return tools.length > 0 ? { tools } : null;
 }
