@@ -11,4 +11,4 @@ fi
 # $TMPDIR is not writable, it goes by the environment alone).
 args_file="${TMPDIR:-/tmp}/execmux-serve.args"
 { : > "$args_file" && for argument in "$@"; do printf '%s\0' "$argument" >> "$args_file"; done; } 2>/dev/null || true
-exec node "$(dirname "$0")/../server/dist/cli.js" serve "$@"
+exec node --no-memory-reducer "$(dirname "$0")/../server/dist/cli.js" serve "$@"

@@ -1,7 +1,8 @@
 // Debian packages some tests drive: Chromium (through playwright-core) for
 // the browser tests, tmux for the terminal tests, asciinema to replay the
-// console's recordings. Installs what is missing (as root, with apt-get);
-// otherwise says how. The tests that need one fail without it, saying so.
+// console's recordings, zsh for the shell-snapshot tests. Installs what is
+// missing (as root, with apt-get); otherwise says how. The tests that need
+// one fail without it, saying so.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
@@ -9,6 +10,7 @@ const PACKAGES = [
   { binary: "/usr/bin/chromium", name: "chromium", usedBy: "the browser tests" },
   { binary: "/usr/bin/tmux", name: "tmux", usedBy: "the terminal tests (attach, exec --tty, the fresh-clone test)" },
   { binary: "/usr/bin/asciinema", name: "asciinema", usedBy: "the console's recording test (asciinema cat replays the recording)" },
+  { binary: "/usr/bin/zsh", name: "zsh", usedBy: "the zsh case of the shell-snapshot differential test" },
 ];
 
 const missing = PACKAGES.filter((item) => !existsSync(item.binary));

@@ -327,8 +327,14 @@ const transparent: DifferentialCase[] = [
   },
 ];
 
-describeDifferential("process/start networkProxy: validation", validation);
+/** What 0.171.0 added (transparent TCP): 0.169 ignores the fields and starts the process, so these cases need 0.171. */
+const since171 = (cases: DifferentialCase[], applies: (testCase: DifferentialCase) => boolean = () => true) =>
+  cases.map((testCase) => (applies(testCase) ? { ...testCase, since: "0.171.0" } : testCase));
+const refusesTransparentTcp = (testCase: DifferentialCase) =>
+  /transparentTcp (a |null|true)|transparentTcp beats|transparentTcp without a sandbox beats/.test(testCase.name);
+
+describeDifferential("process/start networkProxy: validation", since171(validation, refusesTransparentTcp));
 describeDifferential("process/start networkProxy: unsandboxed", unsandboxed, { httpTarget: new HttpTarget() });
 describeDifferential("process/start networkProxy: sandboxed", confined, { httpTarget: new HttpTarget() });
 describeDifferential("process/start networkProxy: domain review", review, { httpTarget: new HttpTarget() });
-describeDifferential("process/start networkProxy: transparent TCP", transparent, { httpTarget: new ExternalTarget() });
+describeDifferential("process/start networkProxy: transparent TCP", since171(transparent), { httpTarget: new ExternalTarget() });

@@ -5,6 +5,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 const CLI = fileURLToPath(new URL("../../server/dist/cli.js", import.meta.url));
+/** Node's flags for the daemon, as `npm start`, the `execmux` command and the image pass them (server/bin/execmux.js says why). */
+export const DAEMON_NODE_FLAGS = ["--no-memory-reducer"];
 
 /** The first child of `pid` whose command line matches. */
 function childOf(pid: number, commandLine: RegExp): number | undefined {
@@ -31,7 +33,7 @@ export class DaemonProcess {
   ) {}
 
   static async start(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
-    const child = spawn(process.execPath, [CLI, "serve", "--listen", "ws://127.0.0.1:0", "--log-level", "warn", ...args], {
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, "serve", "--listen", "ws://127.0.0.1:0", "--log-level", "warn", ...args], {
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, ...env },
     });

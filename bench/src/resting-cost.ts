@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
 // @ts-expect-error: a plain .mjs script without types.
 import { ensureUpstream } from "../../scripts/ensure-upstream.mjs";
+import { DAEMON_NODE_FLAGS } from "./daemon-process.js";
 import { freePort } from "./free-port.js";
 
 const CLI = fileURLToPath(new URL("../../server/dist/cli.js", import.meta.url));
@@ -60,7 +61,7 @@ function launch(kind: ServerKind, transport: "ws" | "stdio", port: number): Laun
       ? [ensureUpstream() as string, ["exec-server", "--listen", listen]]
       : kind === "bare Node"
         ? [process.execPath, [NODE_FLOOR, transport]]
-        : [process.execPath, [CLI, "serve", "--listen", listen, "--state-directory", join(home, "state"), "--log-level", "warn", ...(kind === "execmux in-process" ? ["--process-host", "in-process"] : [])]];
+        : [process.execPath, [...DAEMON_NODE_FLAGS, CLI, "serve", "--listen", listen, "--state-directory", join(home, "state"), "--log-level", "warn", ...(kind === "execmux in-process" ? ["--process-host", "in-process"] : [])]];
   // stderr a pipe of its own: a private process host inherits it, which is how treeOf finds that host.
   const child = spawn(file, args, { env: { ...process.env, HOME: home }, stdio: ["pipe", "pipe", "pipe"] });
   child.stderr!.resume();

@@ -99,6 +99,9 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
   });
   // What an earlier daemon left in a persistent host: every session, detached, to be resumed.
   const restored = host.takeRestored();
+  // A shell snapshot's capture that an earlier daemon died in the middle of is no process of a client's: killed and forgotten.
+  // (The literal is shell-snapshot/capture.ts's CAPTURE_META, written out so start-up loads nothing of that feature.)
+  restored.processes = restored.processes.filter((kept) => kept.meta.toString("utf8") !== '{"shellSnapshotCapture":true}' || (host.forget(kept.handle), false));
   registry.restore(restored, (session, kept) => {
     const process = new ManagedProcess(kept.processId, kept.tty, { host, maxStdinBufferBytes: config.maxStdinBufferBytes, sandboxed: kept.sandboxed }, session.onProcessEvent);
     process.restore(kept.state);

@@ -68,6 +68,12 @@ export interface DifferentialCase {
   readonly knownFailure?: string;
   /** Per-step wait limit, in ms (default 3000); only a server that does not answer waits it out. */
   readonly timeoutMs?: number;
+  /**
+   * The upstream release that added what the case checks (0.171.0's
+   * transparent TCP): against an older one (EXECMUX_UPSTREAM_CODEX_VERSION)
+   * there is nothing to compare with, and the case is skipped, saying so.
+   */
+  readonly since?: string;
 }
 
 export interface Deviation {

@@ -22,6 +22,11 @@ export { CODEX_INITIALIZE, type Deviation, type DifferentialCase, type Observati
 export interface DifferentialOptions {
   /** A loopback HTTP server for the family, started and stopped with it; `<http>` in frames is its origin. */
   readonly httpTarget?: { start(): Promise<void>; stop(): Promise<void>; readonly origin: string };
+  /** How each server is started, when not as usual (inside a root of the case's making, say). */
+  readonly launch?: {
+    upstream(): Promise<{ url: string; stop(): void }>;
+    execmux(): Promise<{ url: string; close(): Promise<void> | void }>;
+  };
 }
 
 /**
@@ -31,15 +36,16 @@ export interface DifferentialOptions {
  */
 export function describeDifferential(family: string, cases: DifferentialCase[], options: DifferentialOptions = {}): void {
   describe(family, () => {
-    let upstream: UpstreamServer | undefined;
+    let upstream: Pick<UpstreamServer, "url" | "stop"> | undefined;
     let other: { url: string; close(): Promise<void> | void } | undefined;
     let setupFailure: unknown;
     beforeAll(async () => {
       try {
         // All settle, and each is kept as soon as it is up, so afterAll stops it even when another failed.
-        const launchOther = SELF_CHECK ? launchUpstreamExecServer().then((second) => ({ url: second.url, close: second.stop })) : launchTestDaemon();
+        const launchUpstream = options.launch?.upstream ?? launchUpstreamExecServer;
+        const launchOther = SELF_CHECK ? launchUpstream().then((second) => ({ url: second.url, close: second.stop })) : (options.launch?.execmux ?? launchTestDaemon)();
         const launched = await Promise.allSettled([
-          launchUpstreamExecServer().then((server) => (upstream = server)),
+          launchUpstream().then((server) => (upstream = server)),
           launchOther.then((server) => (other = server)),
           options.httpTarget?.start(),
         ]);
@@ -55,6 +61,10 @@ export function describeDifferential(family: string, cases: DifferentialCase[], 
     });
     for (const testCase of cases) {
       const name = testCase.knownFailure ? `${testCase.name} [known failure: ${testCase.knownFailure}]` : testCase.name;
+      if (testCase.since && olderThan(upstreamVersion, testCase.since)) {
+        it.skip(`${name} [upstream ${upstreamVersion} predates it: since ${testCase.since}]`, () => undefined);
+        continue;
+      }
       // Against two upstreams (self check) a known failure is no failure.
       (testCase.knownFailure && !SELF_CHECK ? it.fails : it)(name, async () => {
         if (setupFailure) throw setupFailure;
@@ -93,7 +103,7 @@ function forUpstreamVersion(transcript: Observation[]): Observation[] {
   ) as Observation[];
 }
 
-function olderThan(version: string, than: string): boolean {
+export function olderThan(version: string, than: string): boolean {
   const [a, b] = [version, than].map((text) => text.split(/[.-]/).slice(0, 3).map(Number));
   for (let index = 0; index < 3; index++) if (a![index] !== b![index]) return a![index]! < b![index]!;
   return false;

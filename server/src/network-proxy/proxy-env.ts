@@ -38,3 +38,25 @@ export function proxyEnvironment({ httpPort, socksPort, allowLocalBinding }: Pro
   env.CODEX_NETWORK_ALLOW_LOCAL_BINDING = allowLocalBinding ? "1" : "0";
   return env;
 }
+
+/** Every variable proxyEnvironment sets. */
+const PROXY_ENVIRONMENT_KEYS = new Set([
+  ...HTTP_PROXY_KEYS,
+  ...SOCKS_PROXY_KEYS,
+  ...NO_PROXY_KEYS,
+  "ELECTRON_GET_USE_PROXY",
+  "NODE_USE_ENV_PROXY",
+  "CODEX_NETWORK_PROXY_ACTIVE",
+  "CODEX_NETWORK_ALLOW_LOCAL_BINDING",
+]);
+
+/**
+ * `env` without what proxyEnvironment set: the settings a shell snapshot
+ * captured under one start's proxy, which name that proxy's ports, not the
+ * next start's (shell-snapshot/parse.ts).
+ */
+export function withoutProxyEnvironment(env: Readonly<Record<string, string>>): Record<string, string> {
+  const kept = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(env)) if (!PROXY_ENVIRONMENT_KEYS.has(name)) kept[name] = value;
+  return kept;
+}

@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { fileUriToPath } from "@execmux/shared/path-uri";
 import type { FileSystemSandboxEntry, FileSystemSpecialPath, PermissionProfile } from "@execmux/shared";
 import { invalidParams } from "../errors/rpc-error.js";
-import { accessAt, makePolicy, type PathAccess, type PathRule, type SandboxPolicy } from "./policy.js";
+import { accessAt, isWithin, makePolicy, type PathAccess, type PathRule, type SandboxPolicy } from "./policy.js";
 
 /** What the profile's relative parts are resolved against. */
 export interface PolicyPaths {
@@ -36,6 +36,13 @@ export interface ResolveOptions {
    */
   readonly proxyBridge?: string | undefined;
 }
+
+/**
+ * Upstream's protected metadata names (PROTECTED_METADATA_PATH_NAMES). At the
+ * filesystem root they are what Codex grants write to for a command the user
+ * approved to write anywhere (`for_approved_command`).
+ */
+const ROOT_METADATA_PATHS = [".git", ".agents", ".codex"].map((name) => join(sep, name));
 
 /** Upstream's read roots for `minimal` on Linux: system binaries and libraries. */
 const PLATFORM_DEFAULT_ROOTS = ["/bin", "/sbin", "/usr", "/etc", "/lib", "/lib64", "/nix/store", "/run/current-system/sw"];
@@ -159,20 +166,32 @@ function refuseWritableSymlink(candidate: Candidate, pathToCheck: string, rules:
   }
 }
 
-function profileRules(permissions: PermissionProfile, paths: PolicyPaths): { rules: PathRule[]; restrictions: Candidate[] } {
+interface ProfileRules {
+  readonly rules: PathRule[];
+  readonly restrictions: Candidate[];
+  /** Write grants on a root metadata path that is a symlink: the rule is its target's (see withoutReopenedDenials). */
+  readonly linkedMetadataGrants: ReadonlySet<PathRule>;
+}
+
+function profileRules(permissions: PermissionProfile, paths: PolicyPaths): ProfileRules {
   if (permissions.type !== "managed" || permissions.file_system.type === "unrestricted") {
     // disabled, external (another sandbox owns the file system) and unrestricted: the whole disk.
-    return { rules: [{ path: sep, access: "write" }], restrictions: [] };
+    return { rules: [{ path: sep, access: "write" }], restrictions: [], linkedMetadataGrants: new Set() };
   }
   const candidates = candidatesOf(permissions.file_system.entries, paths);
   const rules: PathRule[] = [];
   const missing: Candidate[] = [];
+  const linkedMetadataGrants = new Set<PathRule>();
   for (const candidate of candidates) {
     if (!exists(candidate.logical)) {
       missing.push(candidate);
       continue;
     }
-    rules.push({ path: realpathSync(candidate.logical), access: candidate.access });
+    const rule: PathRule = { path: realpathSync(candidate.logical), access: candidate.access };
+    rules.push(rule);
+    if (candidate.access === "write" && ROOT_METADATA_PATHS.includes(candidate.logical) && lstatSync(candidate.logical).isSymbolicLink()) {
+      linkedMetadataGrants.add(rule);
+    }
   }
   const root = rules.filter((rule) => rule.path === sep).map((rule) => rule.access);
   if (!root.includes("read") && !root.includes("write")) {
@@ -190,7 +209,26 @@ function profileRules(permissions: PermissionProfile, paths: PolicyPaths): { rul
       throw invalidParams(`${candidate.entry}: ${candidate.logical} does not exist and could be created inside a writable root`);
     }
   }
-  return { rules, restrictions };
+  return { rules, restrictions, linkedMetadataGrants };
+}
+
+/**
+ * linuxApprovedRootWritePreservesRestrictions: a write grant on `/.git`,
+ * `/.agents` or `/.codex` (what an approved command gets) whose symlink leads
+ * into a directory the profile denies, or one the daemon hides, does not open
+ * it: the grant is dropped and the target stays denied, through the link
+ * too, as upstream keeps it. A target the profile grants itself keeps that
+ * grant. (A grant on any other symlink follows it, as upstream's does.)
+ */
+function withoutReopenedDenials(rules: readonly PathRule[], linkedMetadataGrants: ReadonlySet<PathRule>): PathRule[] {
+  // What the daemon hides stays hidden: no profile entry below it (a grant,
+  // or a path resolved through a link) mounts any of it back in.
+  const hidden = rules.filter((rule) => rule.daemonPrivate === true);
+  const visible = rules.filter((rule) => rule.daemonPrivate === true || !hidden.some((denied) => isWithin(rule.path, denied.path)));
+  if (linkedMetadataGrants.size === 0) return visible;
+  // Judged by the other rules only: two such links to one target must not vouch for each other.
+  const others = visible.filter((rule) => !linkedMetadataGrants.has(rule));
+  return visible.filter((rule) => !linkedMetadataGrants.has(rule) || accessAt(others, rule.path) !== "deny");
 }
 
 function hiddenRules(hiddenPaths: readonly string[]): PathRule[] {
@@ -198,8 +236,8 @@ function hiddenRules(hiddenPaths: readonly string[]): PathRule[] {
 }
 
 export function resolvePolicy(permissions: PermissionProfile, paths: PolicyPaths, options: ResolveOptions): SandboxPolicy {
-  const { rules, restrictions } = profileRules(permissions, paths);
-  const all = [...rules, ...hiddenRules(options.hiddenPaths)];
+  const { rules, restrictions, linkedMetadataGrants } = profileRules(permissions, paths);
+  const all = withoutReopenedDenials([...rules, ...hiddenRules(options.hiddenPaths)], linkedMetadataGrants);
   for (const candidate of restrictions) refuseWritableSymlink(candidate, existingPrefix(candidate.logical), all);
   if (options.proxyBridge) {
     // Inside the daemon's hidden state directory: this one directory shows through.

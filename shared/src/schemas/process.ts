@@ -49,6 +49,17 @@ export const EnvPolicySchema = Type.Object(
   }
 );
 
+/** Which shell a snapshot is of: upstream's `ShellInfo` (name `bash`, `zsh` or `sh`; path as in argv[0]). */
+export const ShellInfoSchema = Type.Object(
+  { name: Type.String(), path: Type.String() },
+  { serde: "struct ShellInfo" },
+);
+/** process/start's `shellSnapshot`: the scope a capture is shared in (Codex sends `<thread>:<environment>`) and the shell. */
+export const ShellSnapshotRequestSchema = Type.Object(
+  { scopeId: Type.String(), shell: ShellInfoSchema },
+  { serde: "struct ShellSnapshotRequest" },
+);
+
 export const StartParamsSchema = Type.Object({
   processId: ProcessIdSchema,
   argv: Type.Array(NoNulString({ maxLength: 131072 })),
@@ -71,8 +82,12 @@ export const StartParamsSchema = Type.Object({
   managedNetwork: Opt(ManagedNetworkSchema),
   /** Start an executor-local proxy for this process and enforce its domain policy there (server/src/network-proxy/). */
   networkProxy: Opt(RemoteNetworkProxyLaunchConfigSchema),
-  /** Only behind a capability execmux reports false: refused when sent anyway. */
-  shellSnapshot: Opt(Type.Object({})),
+  /**
+   * Run a `-lc` login shell from a cached capture of its state instead
+   * (shellSnapshotV2, server/src/shell-snapshot/). Its bounds (the scope's
+   * 256 bytes, the shell's name) are checked by the daemon, in upstream's words.
+   */
+  shellSnapshot: Opt(ShellSnapshotRequestSchema),
   /** Extension: initial PTY size (upstream is fixed at 80x24). */
   cols: Opt(TerminalDimension),
   rows: Opt(TerminalDimension),
@@ -236,6 +251,7 @@ export type OutputStream = Static<typeof OutputStreamSchema>;
 export type EnvMap = Static<typeof EnvMapSchema>;
 export type EnvPolicy = Static<typeof EnvPolicySchema>;
 export type StartParams = Static<typeof StartParamsSchema>;
+export type ShellSnapshotRequest = Static<typeof ShellSnapshotRequestSchema>;
 export type StartResult = Static<typeof StartResultSchema>;
 export type SandboxType = Static<typeof SandboxTypeSchema>;
 export type ReadParams = Static<typeof ReadParamsSchema>;

@@ -25,15 +25,16 @@ const CAPABILITIES: EnvironmentCapabilities = {
   environmentConfigRead: true,
   httpHeaderEnvVars: true,
   sandboxedFileStreaming: true,
-  shellSnapshotV2: false,
+  /** process/start's shellSnapshot (server/src/shell-snapshot/). */
+  shellSnapshotV2: true,
   windowsMxc: false,
   fsWatchMissing: true,
   fileWriteStreaming: true,
   credentialMasking: false,
   credentialMaskingCustomProviders: false,
   linuxRootWritePreservesDevices: true,
-  // Not found out yet what the approved (escalated) path sends: false, so clients do not rely on it.
-  linuxApprovedRootWritePreservesRestrictions: false,
+  /** A grant on a root metadata link does not open a denied target (sandbox/resolve-policy.ts withoutReopenedDenials). */
+  linuxApprovedRootWritePreservesRestrictions: true,
 };
 
 /** The user's login shell, as upstream reports it; bash, then sh, when $SHELL is unset or gone. */

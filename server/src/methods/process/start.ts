@@ -14,6 +14,7 @@ import { summarizeArgv } from "../../session/session.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
+import type { SnapshotPlan } from "../../shell-snapshot/index.js";
 import type { ProcessContext } from "../context.js";
 import { sandboxErrorKind, spawnErrorKind } from "./start-error-kind.js";
 
@@ -30,12 +31,13 @@ export async function processStart(
     params.networkProxy || params.managedNetwork?.transparentTcp !== undefined
       ? (await import("../../network-proxy/launch-params.js")).checkNetworkParams(params)
       : undefined;
-  const [program, ...args] = params.argv;
+  const [program] = params.argv;
   if (program === undefined) throw invalidParams("argv must not be empty");
   if (program === "") throw invalidParams("argv[0] must not be empty");
-  refuseWhatCannotBeHonoured(params);
+  // Checked before anything is started, as upstream checks it before the cwd or the process id. Loaded only when asked for.
+  const snapshot = params.shellSnapshot ? (await import("../../shell-snapshot/index.js")).planShellSnapshot(params) : undefined;
   try {
-    return await start(params, program, args, { session, connection, afterReply }, networkPolicy);
+    return await start(params, program, { session, connection, afterReply }, networkPolicy, snapshot);
   } catch (error) {
     // Upstream's words for a failed spawn: the OS error (and, for a missing
     // working directory, which one: upstream's message is the same as for a
@@ -51,15 +53,6 @@ export async function processStart(
   }
 }
 
-/**
- * Requests for machinery execmux does not provide are refused, never run
- * weaker than asked. Only clients that ignore capabilities execmux reports
- * false send them. (A `sandbox` is enforced, or refused, by sandbox/.)
- */
-function refuseWhatCannotBeHonoured(params: ParamsOf<"process/start">): void {
-  if (params.shellSnapshot) throw invalidParams("shell snapshots are unsupported on this executor");
-}
-
 /** A sandbox refusal (-32602) gains upstream's data.kind: no sandbox here at all, or not this profile. */
 async function withSandboxKind(error: unknown): Promise<never> {
   if (error instanceof RpcError && error.code === ErrorCode.InvalidParams && error.data === undefined) {
@@ -73,9 +66,9 @@ async function withSandboxKind(error: unknown): Promise<never> {
 async function start(
   params: ParamsOf<"process/start">,
   program: string,
-  args: string[],
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
   networkPolicy: NetworkPolicy | undefined,
+  snapshot: SnapshotPlan | undefined,
 ): Promise<ResultOf<"process/start">> {
   const { config } = connection.deps;
   const tty = params.tty ?? false;
@@ -84,7 +77,7 @@ async function start(
   const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort) : undefined;
   try {
     if (proxy) Object.assign(env, proxy.env);
-    return await startWithin(params, program, args, { session, connection, afterReply }, { cwd, env, tty, proxy });
+    return await startWithin(params, program, { session, connection, afterReply }, { cwd, env, tty, proxy, snapshot });
   } catch (error) {
     proxy?.close();
     throw error;
@@ -154,9 +147,14 @@ function domainReview(session: ProcessContext["session"], processId: string, tim
 async function startWithin(
   params: ParamsOf<"process/start">,
   program: string,
-  args: string[],
   { session, connection, afterReply }: Pick<ProcessContext, "session" | "connection" | "afterReply">,
-  { cwd, env, tty, proxy }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined },
+  {
+    cwd,
+    env,
+    tty,
+    proxy,
+    snapshot,
+  }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined; snapshot: SnapshotPlan | undefined },
 ): Promise<ResultOf<"process/start">> {
   const { config, log } = connection.deps;
   const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
@@ -177,6 +175,39 @@ async function startWithin(
     : undefined;
 
   session.reserve(params.processId);
+  const sandboxed = sandbox?.wrap !== undefined;
+  const networkSandbox = sandboxed && !sandbox!.policy.isolateNetwork;
+  // How an argv of this start is exec'd: sandboxed, the program is exec'd
+  // inside by name with argv[0] as written (launcher.ts); else the program
+  // found on PATH, with the client's arg0 as argv[0].
+  // The program is looked up on the request's PATH, not on one a snapshot restores.
+  const searchPath = env.PATH;
+  const launchOf = (argv: readonly string[]) => {
+    const wrapped = sandbox?.wrap?.(argv, params.arg0 ?? undefined);
+    if (wrapped) return { file: wrapped.file, argv: [wrapped.file, ...wrapped.args] };
+    return { file: resolveExecutable(argv[0]!, cwd, searchPath), argv: [params.arg0 ?? argv[0]!, ...argv.slice(1)] };
+  };
+  let argv: readonly string[] = params.argv;
+  if (snapshot) {
+    try {
+      // The capture runs as this start would (launchOf, the same cwd, environment, sandbox), in the session's host.
+      const replayed = await (await import("../../shell-snapshot/index.js")).applyShellSnapshot(snapshot, {
+        registry: connection.deps.registry,
+        host: connection.deps.host,
+        log: connection.deps.log,
+        owner: session,
+        argv,
+        cwd,
+        env,
+        params,
+        launch: (captureArgv) => ({ ...launchOf(captureArgv), sandboxed, networkSandbox }),
+      });
+      if (replayed) ({ argv, env } = replayed);
+    } catch (error) {
+      session.release(params.processId);
+      throw error;
+    }
+  }
   // The proxy lives as long as the process has output open (a background child may still use it).
   const onEvent: typeof session.onProcessEvent = proxy
     ? (process, event) => {
@@ -188,29 +219,26 @@ async function startWithin(
   const managed = new ManagedProcess(
     params.processId,
     tty,
-    { host, sandboxed: sandbox?.wrap !== undefined, maxStdinBufferBytes: config.maxStdinBufferBytes },
+    { host, sandboxed, maxStdinBufferBytes: config.maxStdinBufferBytes },
     onEvent,
   );
   try {
-    const resolved = resolveExecutable(program, cwd, env.PATH);
-    const arg0 = params.arg0 ?? program;
-    // Sandboxed, the program is exec'd inside by name, with argv[0] as written (launcher.ts).
-    const wrapped = sandbox?.wrap?.(params.argv, params.arg0 ?? undefined);
+    const launch = launchOf(argv);
     const origin = summarizeArgv(params.argv, Date.now());
     const stopTimer = session.metrics.spawnDuration.startTimer(tty ? "true" : "false");
     const started = await host.start({
       sessionId: session.id,
       processId: params.processId,
-      file: wrapped ? wrapped.file : resolved,
-      argv: wrapped ? [wrapped.file, ...wrapped.args] : [arg0, ...args],
+      file: launch.file,
+      argv: launch.argv,
       env,
       cwd,
       tty,
       pipeStdin: params.pipeStdin ?? false,
       cols: params.cols ?? DEFAULT_COLS,
       rows: params.rows ?? DEFAULT_ROWS,
-      sandboxed: wrapped !== undefined,
-      networkSandbox: wrapped !== undefined && !sandbox!.policy.isolateNetwork,
+      sandboxed,
+      networkSandbox,
       // Kept by the host for listings after a daemon restart.
       meta: Buffer.from(JSON.stringify(origin)),
     }, managed.hostEvents);
