@@ -9,10 +9,12 @@ import { upstreamDir } from "./ensure-upstream.mjs";
 
 /**
  * Resolves with `{ url, child, home, stop }` once the server prints its URL;
+ * `prepareHome(home)`, if given, runs before it starts (what it resolves only
+ * at start, such as its skill locations, must be there by then);
  * `stop()` kills it (SIGKILL unless it has exited) and removes its scratch
  * directory. Rejects, leaving nothing behind, when it exits first.
  */
-export async function launchUpstream(binary, extraArgs = []) {
+export async function launchUpstream(binary, extraArgs = [], prepareHome = undefined) {
   // Upstream refuses to put its helper aliases (codex-linux-sandbox, which bwrap
   // execs) under its temporary directory, and sandboxed processes then fail to
   // start. So its TMPDIR is a sibling of its HOME: wherever the checkout is
@@ -22,6 +24,7 @@ export async function launchUpstream(binary, extraArgs = []) {
   const temporary = join(root, "tmp");
   mkdirSync(join(home, ".codex"), { recursive: true });
   mkdirSync(temporary);
+  prepareHome?.(home);
   const child = spawn(binary, ["exec-server", "--listen", "ws://127.0.0.1:0", ...extraArgs], {
     cwd: home,
     env: { ...process.env, HOME: home, CODEX_HOME: join(home, ".codex"), TMPDIR: temporary },

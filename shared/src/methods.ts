@@ -10,7 +10,14 @@ import * as S from "./schemas/index.js";
  * The families upstream names in its handshake errors ("client must call
  * initialize before using <family> methods").
  */
-export type MethodFamily = "exec" | "environment info" | "environment status" | "environment config" | "filesystem" | "http";
+export type MethodFamily =
+  | "exec"
+  | "environment info"
+  | "environment status"
+  | "environment config"
+  | "filesystem"
+  | "http"
+  | "capability discovery";
 
 interface MethodSpec {
   readonly params: TSchema;
@@ -60,6 +67,18 @@ export const RequestMethods = {
   "fs/close": { params: S.FsCloseParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
   "fs/writeBlock": { params: S.FsWriteBlockParamsSchema, result: S.EmptyResultSchema, family: "filesystem", extension: false },
   "fs/watchMissing": { params: S.FsWatchMissingParamsSchema, result: S.FsWatchMissingResultSchema, family: "filesystem", extension: false },
+  "capabilityRoots/discoverV1": {
+    params: S.CapabilityRootsDiscoverParamsSchema,
+    result: S.CapabilityRootsDiscoverResultSchema,
+    family: "capability discovery",
+    extension: false,
+  },
+  "capabilities/discoverV2": {
+    params: S.DiscoverV2CapabilitiesParamsSchema,
+    result: S.DiscoverV2CapabilitiesResultSchema,
+    family: "capability discovery",
+    extension: false,
+  },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestMethod = keyof typeof RequestMethods;

@@ -91,8 +91,11 @@ const SandboxContextFields = {
   useLegacyLandlock: Opt(Type.Boolean()),
 };
 
+/** serde names the struct when a sandbox is not an object (`expected struct WireFileSystemSandboxContext`), for process/start and fs/* alike. */
+const SANDBOX_STRUCT = { serde: "struct WireFileSystemSandboxContext" };
+
 /** `process/start`'s `sandbox`. */
-export const FileSystemSandboxContextSchema = Type.Object(SandboxContextFields);
+export const FileSystemSandboxContextSchema = Type.Object(SandboxContextFields, SANDBOX_STRUCT);
 
 /**
  * The form every `fs/*` call carries (newer clients send it with every one): the policy's cwd and
@@ -106,7 +109,7 @@ export const WireFileSystemSandboxContextSchema = Type.Object({
       workspaceRoots: Opt(Type.Array(SandboxPathUri, { maxItems: MAX_ENTRIES })),
     }),
   ),
-});
+}, SANDBOX_STRUCT);
 
 /**
  * Extension for `environment/info`: whether this executor can enforce a

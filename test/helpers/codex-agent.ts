@@ -30,8 +30,12 @@ export interface AgentOptions {
    * these domains allowed or denied, and transparent TCP when asked.
    */
   readonly networkProfile?: NetworkProfile;
-  /** More `[features]` of config.toml (`shell_snapshot_v2 = true`). */
+  /** A permission profile to select (`default_permissions`), defined in `configTables`, instead of a sandbox mode. */
+  readonly defaultPermissions?: string;
+  /** More `[features]` flags (beside network_proxy, which a network profile sets). */
   readonly features?: Readonly<Record<string, boolean>>;
+  /** More TOML tables, appended after everything else (`[plugins."x@y"]`, `[shell_environment_policy]`). */
+  readonly configTables?: readonly string[];
   /** A run that has not finished by then is killed, so a stuck agent fails with its output instead of a bare test timeout. */
   readonly timeoutMs?: number;
 }
@@ -87,14 +91,16 @@ function networkProfileToml(profile: NetworkProfile): string[] {
   ];
 }
 
-function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath: string, networkProfile?: NetworkProfile, extraFeatures: Readonly<Record<string, boolean>> = {}): string {
-  const features = { ...(networkProfile ? { network_proxy: true } : {}), ...extraFeatures };
+function configToml(options: AgentHomeOptions, catalogPath: string): string {
+  const { modelBaseUrl, networkProfile } = options;
+  const sandboxMode = options.sandboxMode ?? "danger-full-access";
+  const features = { ...(networkProfile ? { network_proxy: true } : {}), ...options.features };
   return [
     `model = "mock-model"`,
     `model_provider = "mock"`,
     `model_catalog_json = ${JSON.stringify(catalogPath)}`,
     `approval_policy = "never"`,
-    networkProfile ? `default_permissions = "proxied"` : `sandbox_mode = "${sandboxMode}"`,
+    options.defaultPermissions ? `default_permissions = "${options.defaultPermissions}"` : networkProfile ? `default_permissions = "proxied"` : `sandbox_mode = "${sandboxMode}"`,
     `[model_providers.mock]`,
     `name = "mock"`,
     `base_url = ${JSON.stringify(modelBaseUrl)}`,
@@ -105,6 +111,7 @@ function configToml(modelBaseUrl: string, sandboxMode: SandboxMode, catalogPath:
     // Tables last: every key after a table header belongs to it.
     ...(Object.keys(features).length > 0 ? [`[features]`, ...Object.entries(features).map(([name, on]) => `${name} = ${on}`)] : []),
     ...(networkProfile ? networkProfileToml(networkProfile) : []),
+    ...(options.configTables ?? []),
     "",
   ].join("\n");
 }
@@ -115,24 +122,34 @@ afterEach(() => {
   running.clear();
 });
 
-/** Runs `codex exec` once with a scratch HOME; resolves when it exits (or was killed at the timeout). */
-export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
+/** What configures the agent, whichever way it is run (`codex exec` here, `codex app-server` in codex-app-server.ts). */
+export type AgentHomeOptions = Omit<AgentOptions, "projectDir" | "prompt" | "timeoutMs">;
+
+/**
+ * A scratch HOME with the agent's config.toml (and environments.toml) in it;
+ * returns the environment to run the agent in.
+ */
+export function prepareAgentHome(options: AgentHomeOptions): NodeJS.ProcessEnv {
   const home = scratchDirectory("agent-home");
   const codexHome = join(home, ".codex");
   mkdirSync(codexHome, { recursive: true });
   const catalogPath = join(codexHome, "mock-model-catalog.json");
   writeFileSync(catalogPath, JSON.stringify(MODEL_CATALOG));
-  writeFileSync(join(codexHome, "config.toml"), configToml(options.modelBaseUrl, options.sandboxMode ?? "danger-full-access", catalogPath, options.networkProfile, options.features));
+  writeFileSync(join(codexHome, "config.toml"), configToml(options, catalogPath));
   if (options.environmentsToml !== undefined) writeFileSync(join(codexHome, "environments.toml"), options.environmentsToml, { mode: 0o600 });
-
   // Not the developer's environment: an OPENAI_BASE_URL or CODEX_HOME there would send the agent elsewhere.
-  const env: NodeJS.ProcessEnv = {
+  return {
     PATH: process.env.PATH,
     HOME: home,
     CODEX_HOME: codexHome,
     OPENAI_API_KEY: "dummy",
     ...(options.execServerUrl !== undefined ? { CODEX_EXEC_SERVER_URL: options.execServerUrl } : {}),
   };
+}
+
+/** Runs `codex exec` once with a scratch HOME; resolves when it exits (or was killed at the timeout). */
+export async function runCodexAgent(options: AgentOptions): Promise<AgentRun> {
+  const env = prepareAgentHome(options);
   const child = spawn(upstreamCodex(), ["exec", "--skip-git-repo-check", "-C", options.projectDir, options.prompt], {
     env,
     // stdin is /dev/null: `codex exec` reads more prompt from a pipe until it closes.

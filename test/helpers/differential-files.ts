@@ -9,10 +9,17 @@ import { dirname, join } from "node:path";
 
 /**
  * A file's text, or a directory, a FIFO, a symlink (to a target as given, relative or
- * `<scratch>/...`), a sparse file of a size (limits without writing the bytes), or
- * a file with the execute bits set (mode 755).
+ * `<scratch>/...`), a sparse file of a size (limits without writing the bytes),
+ * a file with the execute bits set (mode 755), or bytes that are not UTF-8 text.
  */
-export type ScratchEntry = string | { directory: true } | { fifo: true } | { symlink: string } | { sparseBytes: number } | { executable: string };
+export type ScratchEntry =
+  | string
+  | { directory: true }
+  | { fifo: true }
+  | { symlink: string }
+  | { sparseBytes: number }
+  | { executable: string }
+  | { bytes: readonly number[] };
 
 export type ScratchFiles = Record<string, ScratchEntry>;
 
@@ -26,7 +33,8 @@ export function createScratchFiles(scratch: string, files: ScratchFiles): void {
     else if ("executable" in entry) {
       writeFileSync(path, entry.executable);
       chmodSync(path, 0o755);
-    } else if ("sparseBytes" in entry) {
+    } else if ("bytes" in entry) writeFileSync(path, Uint8Array.from(entry.bytes));
+    else if ("sparseBytes" in entry) {
       writeFileSync(path, "");
       truncateSync(path, entry.sparseBytes);
     }

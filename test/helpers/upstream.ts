@@ -36,9 +36,12 @@ export interface UpstreamServer {
   stop(): void;
 }
 
-/** Starts `codex exec-server --listen ws://127.0.0.1:0` with a scratch HOME; stopped after the test. */
-export async function startUpstreamExecServer(extraArgs: string[] = []): Promise<UpstreamServer> {
-  const server = await launchUpstreamExecServer(extraArgs);
+/**
+ * Starts `codex exec-server --listen ws://127.0.0.1:0` with a scratch HOME,
+ * which `prepareHome` may fill first; stopped after the test.
+ */
+export async function startUpstreamExecServer(extraArgs: string[] = [], prepareHome?: (home: string) => void): Promise<UpstreamServer> {
+  const server = await launchUpstreamExecServer(extraArgs, prepareHome);
   started.add(server);
   return server;
 }
@@ -48,6 +51,6 @@ export async function startUpstreamExecServer(extraArgs: string[] = []): Promise
  * describe block (beforeAll/afterAll), which the per-test cleanup would kill.
  * Its working directory is its scratch HOME, which environmentInfo.cwd reports.
  */
-export async function launchUpstreamExecServer(extraArgs: string[] = []): Promise<UpstreamServer> {
-  return (await launchUpstream(upstreamCodex(), extraArgs)) as UpstreamServer;
+export async function launchUpstreamExecServer(extraArgs: string[] = [], prepareHome?: (home: string) => void): Promise<UpstreamServer> {
+  return (await launchUpstream(upstreamCodex(), extraArgs, prepareHome)) as UpstreamServer;
 }

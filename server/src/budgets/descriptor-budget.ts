@@ -1,7 +1,8 @@
 /**
  * File descriptors a client's requests hold open in the daemon beyond the
  * request itself: its WebSocket connections, its fs/open handles, its
- * http/request calls in flight (each a socket to the server). Each is
+ * http/request calls in flight (each a socket to the server), its capability
+ * discoveries in flight (each a walk's directory and a file, or a helper's pipes). Each is
  * charged to the client's identity and to the daemon, and refused past
  * either cap with -32011 (`data.limit` names which), so one client at its
  * cap leaves the others theirs, and the daemon never runs out of
@@ -20,7 +21,7 @@ import { readFileSync } from "node:fs";
 import { limitExceeded } from "../errors/rpc-error.js";
 
 /** What is charged: named in the refusal. */
-export type DescriptorUse = "connection" | "file handle" | "http request";
+export type DescriptorUse = "connection" | "file handle" | "http request" | "capability discovery";
 
 export interface DescriptorLimits {
   /** The process's soft RLIMIT_NOFILE. */

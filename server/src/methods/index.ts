@@ -34,6 +34,9 @@ const FAMILIES = {
   http: () => import("./http/index.js").then((module) => module.httpHandlers),
   fs: () => import("./fs/index.js").then((module) => module.fsHandlers),
   session: () => import("./session/index.js").then((module) => module.sessionHandlers),
+  // capabilityRoots/discoverV1 and capabilities/discoverV2: one module, two name prefixes.
+  capabilityRoots: () => import("./capabilities/index.js").then((module) => module.capabilityHandlers),
+  capabilities: () => import("./capabilities/index.js").then((module) => module.capabilityHandlers),
 } satisfies Record<string, () => Promise<object>>;
 
 /** Every family's table together; a method without a handler does not compile. */
@@ -41,7 +44,8 @@ type Tables = { initialize: typeof import("./initialize.js").initialize } & (typ
   (typeof import("./process/index.js"))["processHandlers"] &
   (typeof import("./http/index.js"))["httpHandlers"] &
   (typeof import("./fs/index.js"))["fsHandlers"] &
-  (typeof import("./session/index.js"))["sessionHandlers"];
+  (typeof import("./session/index.js"))["sessionHandlers"] &
+  (typeof import("./capabilities/index.js"))["capabilityHandlers"];
 export const everyMethodHasAHandler = (tables: Tables): { [M in RequestMethod]: Handler<M> } => tables;
 
 const loaded = new Map<string, AnyHandler>();

@@ -85,6 +85,8 @@ const EXPECTED_PARAMS: Readonly<Record<string, string>> = {
   "fs/writeBlock": "struct FsWriteBlockParams",
   "fs/watchMissing": "struct FsWatchMissingParams",
   "http/request": "struct HttpRequestParams",
+  "capabilityRoots/discoverV1": "struct WireCapabilityRootsDiscoverParams",
+  "capabilities/discoverV2": "struct DiscoverV2CapabilitiesRequest",
 };
 
 const fieldName = (error: ErrorObject) => error.instancePath.split("/").filter(Boolean).pop();

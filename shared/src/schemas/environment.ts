@@ -25,6 +25,8 @@ export const EnvironmentCapabilitiesSchema = Type.Object({
   fsWatchMissing: Type.Boolean(),
   fileWriteStreaming: Type.Boolean(),
   credentialMasking: Type.Boolean(),
+  /** Upstream reports it beside credentialMasking; execmux serves neither (docs/upstream-capabilities.md). */
+  credentialMaskingCustomProviders: Type.Boolean(),
   /** A writable `/` keeps the standard devices (a fresh /dev) when the profile restricts anything below it, the host's /dev otherwise. */
   linuxRootWritePreservesDevices: Type.Boolean(),
   /** Approved (escalated) root writes keep devices and denied root-metadata symlink targets. */

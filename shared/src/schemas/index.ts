@@ -1,3 +1,4 @@
+export * from "./capabilities.js";
 export * from "./common.js";
 export * from "./environment.js";
 export * from "./fs.js";

@@ -50,6 +50,8 @@ export const RemoteNetworkProxyConfigSchema = Type.Object(
     unixSockets: Opt(PermissionMap("NetworkUnixSocketPermissions")),
     allowLocalBinding: Type.Boolean(),
     transparentTcp: Type.Optional(Type.Boolean()),
+    /** Upstream's credential broker (capability credentialMasking, false here): `true` is refused, never ignored. */
+    credentialMasking: Type.Optional(Type.Boolean()),
   },
   { serde: "struct RemoteNetworkProxyConfig" },
 );

@@ -20,8 +20,8 @@ const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyReviewDomains: true,
   /** Replaced by what this host can do (sandbox/index.ts transparentTcpSupported). */
   networkProxyTransparentTcp: false,
-  capabilityDiscoverySandbox: false,
-  capabilityDiscoveryV2: false,
+  capabilityDiscoverySandbox: true,
+  capabilityDiscoveryV2: true,
   environmentConfigRead: true,
   httpHeaderEnvVars: true,
   sandboxedFileStreaming: true,
@@ -31,6 +31,7 @@ const CAPABILITIES: EnvironmentCapabilities = {
   fsWatchMissing: true,
   fileWriteStreaming: true,
   credentialMasking: false,
+  credentialMaskingCustomProviders: false,
   linuxRootWritePreservesDevices: true,
   /** A grant on a root metadata link does not open a denied target (sandbox/resolve-policy.ts withoutReopenedDenials). */
   linuxApprovedRootWritePreservesRestrictions: true,

@@ -14,13 +14,17 @@
  */
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import { internalError } from "../../errors/rpc-error.js";
+import { inPackage } from "../../package-root.js";
 import { runConfinedHolding } from "../../sandbox/confined-call.js";
 import type { PreparedFsSandbox } from "../../sandbox/index.js";
 import { mappingFsErrors } from "./fs-error.js";
 import type { HeldFile } from "./held-open.js";
 
-const HELD_OPEN = new URL("./held-open.js", import.meta.url).href;
+// The confined helper imports it from dist/ (tsc's output), where it is whether or not the daemon runs from its bundle
+// (from the bundle, import.meta.url names a chunk, and ./held-open.js beside it does not exist).
+const HELD_OPEN = pathToFileURL(inPackage("dist", "methods", "fs", "held-open.js")).href;
 
 export function openConfined(confinement: PreparedFsSandbox, path: string, replace: boolean, signal: AbortSignal): Promise<FileHandle> {
   return mappingFsErrors(() =>
