@@ -3,9 +3,10 @@
  * executor_capability_discovery_v2` asks its executor for the executor's own
  * skills (capabilities/discoverV2, capability capabilityDiscoveryV2) and
  * puts them in the model's instructions; each executor has a skill in its
- * own $CODEX_HOME/skills. Upstream is asked; execmux, which answers the
- * method as upstream does (capability-discovery-v2.test.ts), is not yet:
- * the agent also wants a recent executorVersion.
+ * own $CODEX_HOME/skills. Both are asked, and the model sees the skill. (The
+ * agent asks only an executor whose executorVersion is 0.164.0 or later:
+ * execmux reports the upstream release whose protocol it serves,
+ * shared/src/upstream-version.ts.)
  */
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import { MockModel } from "./helpers/mock-model.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { startUpstreamExecServer } from "./helpers/upstream.js";
 import { WsTap } from "./helpers/ws-tap.js";
-import { EXECMUX_VERSION } from "../server/src/version.js";
+import { UPSTREAM_PROTOCOL_VERSION } from "@execmux/shared";
 
 function addExecutorSkill(home: string): void {
   mkdirSync(join(home, ".codex/skills/exec-skill"), { recursive: true });
@@ -43,23 +44,15 @@ async function runAgent(server: keyof typeof execServers) {
   return { tap, model, project, discoveries: tap.exchanges().filter(({ request }) => request.method === "capabilities/discoverV2") };
 }
 
-describe("the Codex agent with executor_capability_discovery_v2", () => {
-  it("on upstream: discovers the executor's skills once and shows them to the model", async () => {
-    const { model, project, discoveries } = await runAgent("upstream");
+describe.each(Object.keys(execServers) as (keyof typeof execServers)[])("the Codex agent with executor_capability_discovery_v2 and %s as its environment", (server) => {
+  it("discovers the executor's skills once and shows them to the model", async () => {
+    const { tap, model, project, discoveries } = await runAgent(server);
+    const initialized = tap.exchanges().find(({ request }) => request.method === "initialize")!;
+    expect(initialized.reply?.result).toMatchObject({ environmentInfo: { capabilities: { capabilityDiscoveryV2: true } } });
+    if (server === "execmux") expect(initialized.reply?.result).toMatchObject({ environmentInfo: { executorVersion: UPSTREAM_PROTOCOL_VERSION } });
     expect(discoveries).toHaveLength(1);
     expect(discoveries[0]!.request.params).toMatchObject({ cwd: `file://${project}`, sandbox: { permissions: { type: "disabled" } } });
     expect(discoveries[0]!.reply?.result).toMatchObject({ skills: [{ name: "exec-skill", discoveryRoot: { id: "codex-home-skills" } }] });
     expect(model.requests[0]!.text).toContain("Lives on the executor.");
-  });
-
-  // The 0.171 agent asks only an executor whose executorVersion is 0.164.0 or later (tried: 0.163.0 is not
-  // asked, 0.164.0 is, execmux then answering as upstream); execmux reports its own version. When that
-  // changes, this fails: replace it with upstream's case above.
-  it("on execmux: not asked, the agent wanting executorVersion 0.164.0 or later", async () => {
-    const { tap, model, discoveries } = await runAgent("execmux");
-    const initialized = tap.exchanges().find(({ request }) => request.method === "initialize")!;
-    expect(initialized.reply?.result).toMatchObject({ environmentInfo: { executorVersion: EXECMUX_VERSION, capabilities: { capabilityDiscoveryV2: true } } });
-    expect(discoveries).toEqual([]);
-    expect(model.requests[0]!.text).not.toContain("Lives on the executor.");
   });
 });

@@ -13,3 +13,4 @@ export * from "./binary-frame.js";
 export * from "./path-uri.js";
 export * from "./sandbox-profiles.js";
 export * from "./limits.js";
+export * from "./upstream-version.js";

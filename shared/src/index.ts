@@ -7,3 +7,4 @@ export * from "./binary-frame.js";
 export * from "./path-uri.js";
 export * from "./sandbox-schemas.js";
 export * from "./sandbox-profiles.js";
+export * from "./upstream-version.js";

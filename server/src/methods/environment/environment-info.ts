@@ -5,10 +5,9 @@
 import { existsSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename } from "node:path";
-import { pathToFileUri } from "@execmux/shared/core";
+import { UPSTREAM_PROTOCOL_VERSION, pathToFileUri } from "@execmux/shared/core";
 import type { EnvironmentCapabilities, EnvironmentInfo } from "@execmux/shared";
 import { sandboxSupport, transparentTcpSupported } from "../../sandbox/support.js";
-import { EXECMUX_VERSION } from "../../version.js";
 
 /**
  * False for everything execmux does not implement: clients gate the request
@@ -54,7 +53,8 @@ export function environmentInfo(): Promise<EnvironmentInfo> {
 async function describe(): Promise<EnvironmentInfo> {
   return {
     shell: defaultShell(),
-    executorVersion: EXECMUX_VERSION,
+    // The protocol served, not execmux's own version: agents gate features on it (shared/src/upstream-version.ts).
+    executorVersion: UPSTREAM_PROTOCOL_VERSION,
     cwd: pathToFileUri(process.cwd()),
     userHomeDir: pathToFileUri(homedir()),
     platformOs: process.platform,
