@@ -9,6 +9,7 @@
  * 0, stdio, `--process-host in-process`, tests) is the daemon's child over a
  * socketpair and ends with it.
  */
+import { FreshSingleFlight } from "./fresh-single-flight.js";
 import type { Socket } from "node:net";
 import { constants } from "node:os";
 import type { OutputGap, OutputStream } from "@execmux/shared";
@@ -320,7 +321,14 @@ export class ProcessHost {
   }
 
   /** Every process of a session, as the host has it now. */
-  async list(sessionId: string): Promise<Map<number, ProcessState>> {
+  /** Each process's state in the host (its seqs, what is retained); one request per session at a time however many ask. */
+  list(sessionId: string): Promise<Map<number, ProcessState>> {
+    return this.listings.run(sessionId);
+  }
+
+  private readonly listings = new FreshSingleFlight<string, Map<number, ProcessState>>((sessionId) => this.requestList(sessionId));
+
+  private async requestList(sessionId: string): Promise<Map<number, ProcessState>> {
     const { reader } = await this.link.request(Msg.List, (writer) => writer.str(sessionId));
     const states = new Map<number, ProcessState>();
     for (let count = reader.u32(); count > 0; count--) {
