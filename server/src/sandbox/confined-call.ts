@@ -98,8 +98,17 @@ function runHelper(sandbox: PreparedFsSandbox, call: ConfinedCall, signal: Abort
   if (signal?.aborted) return Promise.reject(connectionClosed());
   const command = launchCommand(sandbox.tools, bwrapArgs(sandbox.policy, "/"), [process.execPath, MAIN]);
   return new Promise((resolve, reject) => {
-    const child = spawn(command.file, command.args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
-    const abort = () => child.kill("SIGKILL");
+    // A group of its own: an abort kills bwrap and what it started together. Killing bwrap alone while
+    // it set the sandbox up left its child (the namespace's first process) waiting on an eventfd only
+    // bwrap would write, for ever, with no parent.
+    const child = spawn(command.file, command.args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, detached: true });
+    const abort = () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL"); // the group is gone already, or the child never started
+      }
+    };
     signal?.addEventListener("abort", abort, { once: true });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
