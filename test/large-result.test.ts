@@ -25,6 +25,14 @@ describe("a result with a large base64 member", () => {
     }
   });
 
+  it("finds them nested as process/read has them, and keeps arrays as JSON.stringify writes them", () => {
+    const chunks = [1, 2, 3].map((seq) => ({ seq, stream: "stdout", chunk: randomBytes(60_000 + seq).toString("base64") }));
+    const result = { chunks, small: [{ chunk: "QQ==" }, undefined, null, 7], nextSeq: 4, exited: false, extra: { deep: [[{ chunk: "x".repeat(70_000) }]] } };
+    const reply = encodeResult(3, result, true);
+    expect(reply).toBeInstanceOf(Utf8Text);
+    expect(text(reply)).toBe(JSON.stringify({ jsonrpc: "2.0", id: 3, result }));
+  });
+
   it("leaves small results and non-base64 members to JSON.stringify", () => {
     expect(encodeResult(1, { dataBase64: "QUJD" }, false)).toBe('{"id":1,"result":{"dataBase64":"QUJD"}}');
     const long = '"'.repeat(100_000);

@@ -67,30 +67,67 @@ export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean): 
 const LARGE_BASE64_CHARS = 64 * 1024;
 /** Result members that hold base64 by their schema (shared/src/schemas: `Base64`), never anything to escape. */
 const isBase64Member = (key: string) => key.endsWith("Base64") || key === "chunk";
+/** How deep a result is searched for them: process/read's are at result.chunks[i].chunk. */
+const SEARCH_DEPTH = 3;
 
-function hasLargeBase64(result: unknown): result is Record<string, unknown> {
-  if (typeof result !== "object" || result === null || Array.isArray(result)) return false;
-  return Object.entries(result).some(([key, value]) => isBase64Member(key) && typeof value === "string" && value.length >= LARGE_BASE64_CHARS);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+
+function hasLargeBase64(value: unknown, depth = 0): boolean {
+  if (depth > SEARCH_DEPTH) return false;
+  if (Array.isArray(value)) return value.some((item) => hasLargeBase64(item, depth + 1));
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).some(
+    ([key, member]) => (isBase64Member(key) && typeof member === "string" && member.length >= LARGE_BASE64_CHARS) || hasLargeBase64(member, depth + 1),
+  );
+}
+
+type Piece = { text: string; raw: boolean };
+
+/** `value` as JSON pieces: large base64 members raw (copied in as they are), everything else through JSON.stringify. */
+function jsonPieces(value: unknown, out: Piece[], depth: number): void {
+  if (depth <= SEARCH_DEPTH && Array.isArray(value)) {
+    out.push({ text: "[", raw: false });
+    value.forEach((item, index) => {
+      if (index > 0) out.push({ text: ",", raw: false });
+      // JSON.stringify writes null for what it cannot write in an array.
+      if (item === undefined || typeof item === "function") out.push({ text: "null", raw: false });
+      else jsonPieces(item, out, depth + 1);
+    });
+    out.push({ text: "]", raw: false });
+    return;
+  }
+  if (depth <= SEARCH_DEPTH && isPlainObject(value)) {
+    out.push({ text: "{", raw: false });
+    let separator = "";
+    for (const [key, member] of Object.entries(value)) {
+      if (member === undefined || typeof member === "function") continue;
+      out.push({ text: `${separator}${JSON.stringify(key)}:`, raw: false });
+      separator = ",";
+      if (isBase64Member(key) && typeof member === "string" && member.length >= LARGE_BASE64_CHARS) {
+        out.push({ text: '"', raw: false }, { text: member, raw: true }, { text: '"', raw: false });
+      } else {
+        jsonPieces(member, out, depth + 1);
+      }
+    }
+    out.push({ text: "}", raw: false });
+    return;
+  }
+  out.push({ text: JSON.stringify(value), raw: false });
 }
 
 /**
- * A reply whose result holds a large base64 member (fs/readFile of a 10 MB
- * file: 13 MB of base64), written into one buffer. Through JSON.stringify
- * the member was copied whole twice more (stringified, then flattened out
- * of the template string) before the transport copied it a third time into
- * bytes: a client asking for many such files held that much per reply.
+ * A reply whose result holds large base64 members (fs/readFile of a 10 MB
+ * file: 13 MB of base64; process/read: a megabyte across its chunks),
+ * written into one buffer. Through JSON.stringify each member was copied
+ * whole twice more (stringified, then flattened out of the template
+ * string) before the transport copied it a third time into bytes: a client
+ * asking for many such replies held that much per reply.
  */
-function spliceLargeBase64(head: string, result: Record<string, unknown>): Utf8Text {
-  const pieces: { text: string; raw: boolean }[] = [{ text: `${head}{`, raw: false }];
-  let separator = "";
-  for (const [key, value] of Object.entries(result)) {
-    if (value === undefined) continue;
-    const large = isBase64Member(key) && typeof value === "string" && value.length >= LARGE_BASE64_CHARS;
-    pieces.push({ text: `${separator}${JSON.stringify(key)}:${large ? '"' : JSON.stringify(value)}`, raw: false });
-    if (large) pieces.push({ text: value, raw: true }, { text: '"', raw: false });
-    separator = ",";
-  }
-  pieces.push({ text: "}}", raw: false });
+function spliceLargeBase64(head: string, result: unknown): Utf8Text {
+  const pieces: Piece[] = [{ text: head, raw: false }];
+  jsonPieces(result, pieces, 0);
+  pieces.push({ text: "}", raw: false });
   const length = pieces.reduce((sum, piece) => sum + (piece.raw ? piece.text.length : Buffer.byteLength(piece.text)), 0);
   const frame = Buffer.allocUnsafe(length);
   let at = 0;
