@@ -6,7 +6,7 @@
  * init dies, children and their setsid grandchildren alike, with nobody left
  * to write cgroup.kill.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { spawnTestDaemon } from "./helpers/cli.js";
@@ -78,14 +78,15 @@ describe("every execmux process SIGKILLed at once", () => {
     const left = () => [...recorded].filter(([pid, started]) => started !== undefined && startTime(pid) === started).map(([pid]) => pid);
     await vi.waitFor(() => expect(left()).toEqual([]), { timeout: 10_000, interval: 20 });
 
-    // Nobody was left to remove the host's cgroup directory: the next host started beside it does.
+    // Nobody was left to remove the host's cgroup directory: the next host started beside it does. (A
+    // host another test file starts meanwhile may be that next one: then it is gone already.)
     const parent = cgroupDirectoryOf(process.pid);
     expect(parent, "no cgroup v2 here: the daemon's containment cannot be checked").toBeDefined();
     const leftBehind = readdirSync(parent!).filter((name) => name.startsWith(`execmux-${host}-`));
-    expect(leftBehind).toHaveLength(1);
+    expect(leftBehind.length).toBeLessThanOrEqual(1);
     // Its URL line comes once it listens, after its host made its own cgroup directory.
     await spawnTestDaemon([]);
-    expect(existsSync(join(parent!, leftBehind[0]!))).toBe(false);
+    expect(readdirSync(parent!).filter((name) => name.startsWith(`execmux-${host}-`))).toEqual([]);
   });
 });
 
