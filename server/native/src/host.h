@@ -97,6 +97,7 @@ struct session {
 /* session.c */
 struct session *session_find(const char *id);
 struct session *session_get(const char *id); /* made when missing */
+void session_ensure_cgroup(struct session *s); /* made on its first process, where cgroups hold trees */
 void session_put(const char *id, int64_t ttl_ms, int attached, int keep_while_running, const uint8_t *blob, uint32_t blob_len);
 void session_process_exited(struct session *s); /* a process of it was reaped */
 void session_drop(struct session *s);

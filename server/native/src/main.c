@@ -171,6 +171,7 @@ static void on_start(uint32_t id, struct rbuf *r) {
     refuse(id, "malformed start");
   } else {
     struct session *s = session_get(session_id);
+    session_ensure_cgroup(s);
     int err = 0, stage = 0;
     char why[512] = "";
     struct proc *p = NULL;

@@ -34,10 +34,15 @@ struct session *session_get(const char *id) {
   s->id = xstrdup(id);
   s->ttl_ms = -1;
   s->attached = 1;
-  s->cgroup = trees_session_new(id);
+  /* Its cgroup comes with its first process (session_ensure_cgroup): a session that never starts one, as a
+   * client churning sessions makes hundreds of, costs the host no mkdir and rmdir. */
   s->next = sessions;
   sessions = s;
   return s;
+}
+
+void session_ensure_cgroup(struct session *s) {
+  if (!s->cgroup && trees_info()->kind == CONTAIN_CGROUP) s->cgroup = trees_session_new(s->id);
 }
 
 void session_put(const char *id, int64_t ttl_ms, int attached, int keep_while_running, const uint8_t *blob, uint32_t blob_len) {
