@@ -1,6 +1,7 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { ManagedProcess } from "../../process/managed-process.js";
 import type { ConnectionPort } from "../connection-port.js";
+import { connectionClosed } from "../../errors/rpc-error.js";
 import type { ProcessContext } from "../context.js";
 
 const MAX_WAIT_MS = 3_600_000;
@@ -35,13 +36,18 @@ async function readUntilChange(
   process: ManagedProcess,
   params: ParamsOf<"process/read">,
   connection: ConnectionPort,
-  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply" | "holdReplyRoom">,
+  reply: Pick<ProcessContext, "replyRoomBytes" | "reserveReply" | "holdReplyRoom" | "whenReplyRoom">,
 ): Promise<ResultOf<"process/read">> {
   const afterSeq = params.afterSeq ?? 0;
   // Longer waits are cut to an hour: the client simply polls again.
   const deadline = Date.now() + Math.min(params.waitMs ?? 0, MAX_WAIT_MS);
   const abort = connection.closedSignal;
   for (;;) {
+    // A client that took none of the replies it is owed gets none more built until it takes some: each
+    // read would still answer with a chunk (up to 256 KiB), and a burst of reads already read from its
+    // socket would pile them up (400 reads grew the daemon past 64 MiB).
+    if (reply.replyRoomBytes() <= 0) await reply.whenReplyRoom(CHUNK_OVERHEAD_BYTES);
+    if (abort.aborted) throw connectionClosed();
     // A client that does not take its replies gets less (at least one chunk,
     // as with maxBytes), so repeated reads cannot pile up copies of the output.
     const askedBytes = params.maxBytes ?? Number.POSITIVE_INFINITY;
