@@ -13,6 +13,7 @@ import { pathToFileUri } from "@execmux/shared";
 import { spawnDaemon } from "./helpers/cli.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
+import { readsDisk } from "./helpers/exec-server-frames.js";
 
 function scratchTree(): string {
   const root = scratchDirectory("confined-bundle");
@@ -24,17 +25,7 @@ function scratchTree(): string {
 }
 
 const readAllBut = (denied: string, cwd: string) => ({
-  permissions: {
-    type: "managed",
-    file_system: {
-      type: "restricted",
-      entries: [
-        { path: { type: "special", value: { kind: "root" } }, access: "read" },
-        { path: { type: "path", path: pathToFileUri(denied) }, access: "deny" },
-      ],
-    },
-    network: "restricted",
-  },
+  permissions: readsDisk({ path: { type: "path", path: pathToFileUri(denied) }, access: "deny" }),
   policyContext: { cwd: pathToFileUri(cwd) },
   windowsSandboxLevel: "disabled",
 });

@@ -14,7 +14,7 @@
  */
 import { expect } from "vitest";
 import { describeDifferential, observationOf, type DifferentialCase, type Observation } from "./helpers/differential.js";
-import { ENV, events, start, startParams } from "./helpers/exec-server-frames.js";
+import { ENV, events, start, startParams, readsDisk } from "./helpers/exec-server-frames.js";
 
 const HOME = "<scratch>/home";
 const BASH = { name: "bash", path: "/bin/bash" };
@@ -95,18 +95,10 @@ const bigProfile = (body: string) => ({ "home/.profile": `${body}\n` });
 const pause = (id: string, ms: number) => [start(id, `sleep ${ms / 1000}`), events(id)];
 
 const workspaceSandbox = {
-  permissions: {
-    type: "managed",
-    file_system: {
-      type: "restricted",
-      entries: [
-        { path: { type: "special", value: { kind: "root" } }, access: "read" },
-        { path: { type: "special", value: { kind: "project_roots" } }, access: "write" },
-        { path: { type: "special", value: { kind: "project_roots", subpath: ".git" } }, access: "read", missing_path_behavior: "skip" },
-      ],
-    },
-    network: "restricted",
-  },
+  permissions: readsDisk(
+    { path: { type: "special", value: { kind: "project_roots" } }, access: "write" },
+    { path: { type: "special", value: { kind: "project_roots", subpath: ".git" } }, access: "read", missing_path_behavior: "skip" },
+  ),
   cwd: "file://<scratch>/project",
   workspaceRoots: ["file://<scratch>/project"],
   windowsSandboxLevel: "disabled",

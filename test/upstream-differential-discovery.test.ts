@@ -6,6 +6,7 @@
  */
 import { describeDifferential, type Step } from "./helpers/differential.js";
 import type { ScratchFiles } from "./helpers/differential-files.js";
+import { readsDisk } from "./helpers/exec-server-frames.js";
 
 const discover = (...roots: Record<string, unknown>[]): Step => ({ request: "capabilityRoots/discoverV1", params: { roots } });
 const root = (id: string, path: string, extra: Record<string, unknown> = {}) => ({ id, path: path === "" ? "file://<scratch>" : `file://<scratch>/${path}`, ...extra });
@@ -167,17 +168,7 @@ describeDifferential("capabilityRoots/discoverV1", [
  * EACCES in the same words.
  */
 const readAllButSecret = {
-  permissions: {
-    type: "managed",
-    file_system: {
-      type: "restricted",
-      entries: [
-        { path: { type: "special", value: { kind: "root" } }, access: "read" },
-        { path: { type: "path", path: "file://<scratch>/secret" }, access: "deny" },
-      ],
-    },
-    network: "restricted",
-  },
+  permissions: readsDisk({ path: { type: "path", path: "file://<scratch>/secret" }, access: "deny" }),
   policyContext: { cwd: "file://<scratch>", workspaceRoots: ["file://<scratch>"] },
   windowsSandboxLevel: "disabled",
   useLegacyLandlock: false,
@@ -185,7 +176,7 @@ const readAllButSecret = {
 /** The whole disk readable: discovery runs as without a sandbox. */
 const readAll = {
   ...readAllButSecret,
-  permissions: { ...readAllButSecret.permissions, file_system: { type: "restricted", entries: [readAllButSecret.permissions.file_system.entries[0]] } },
+  permissions: readsDisk(),
 };
 const SECRET_TREE: ScratchFiles = {
   "skills/open/SKILL.md": SKILL("open"),
@@ -214,17 +205,7 @@ describeDifferential("capabilityRoots/discoverV1 under a sandbox", [
       discover(
         root("a", "", {
           sandbox: {
-            permissions: {
-              type: "managed",
-              file_system: {
-                type: "restricted",
-                entries: [
-                  { path: { type: "special", value: { kind: "root" } }, access: "read" },
-                  { path: { type: "special", value: { kind: "project_roots" } }, access: "write" },
-                ],
-              },
-              network: "restricted",
-            },
+            permissions: readsDisk({ path: { type: "special", value: { kind: "project_roots" } }, access: "write" }),
             windowsSandboxLevel: "disabled",
           },
         }),

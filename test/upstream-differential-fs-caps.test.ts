@@ -11,7 +11,7 @@
 import { tmpdir } from "node:os";
 import { expect } from "vitest";
 import { describeDifferential, observationOf } from "./helpers/differential.js";
-import { fs, http, uri } from "./helpers/exec-server-frames.js";
+import { fs, http, uri, readsDisk } from "./helpers/exec-server-frames.js";
 import { HttpTarget } from "./helpers/http-target.js";
 
 const watchMissing = (watchId: unknown, missing: string[], present?: string | null) =>
@@ -325,19 +325,9 @@ describeDifferential(
  * a sandbox (capability sandboxedFileStreaming), and a denied path is the
  * kernel's EACCES in the same words.
  */
+const SECRET_DENIED = { path: { type: "path", path: "file://<scratch>/secret" }, access: "deny" };
 const denySecretSandbox = {
-  permissions: {
-    type: "managed",
-    file_system: {
-      type: "restricted",
-      entries: [
-        { path: { type: "special", value: { kind: "root" } }, access: "read" },
-        { path: { type: "path", path: "file://<scratch>/proj" }, access: "write" },
-        { path: { type: "path", path: "file://<scratch>/secret" }, access: "deny" },
-      ],
-    },
-    network: "restricted",
-  },
+  permissions: readsDisk({ path: { type: "path", path: "file://<scratch>/proj" }, access: "write" }, SECRET_DENIED),
   policyContext: { cwd: "file://<scratch>/proj", workspaceRoots: ["file://<scratch>/proj"] },
   windowsSandboxLevel: "disabled",
   useLegacyLandlock: false,
@@ -349,10 +339,7 @@ const denySecretSandbox = {
  */
 const readOnlyDenySecretSandbox = {
   ...denySecretSandbox,
-  permissions: {
-    ...denySecretSandbox.permissions,
-    file_system: { type: "restricted", entries: denySecretSandbox.permissions.file_system.entries.filter((entry) => entry.access !== "write") },
-  },
+  permissions: readsDisk(SECRET_DENIED),
 };
 const CONFINED_TREE = {
   "proj/a.txt": "0123456789",

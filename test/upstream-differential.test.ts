@@ -18,6 +18,7 @@ import {
   type Observation,
 } from "./helpers/differential.js";
 import {
+  readsDisk,
   codexWorkspaceWriteStart,
   ENV,
   events,
@@ -402,17 +403,7 @@ describeDifferential("process/start", [
       start("p", "true", {
         sandbox: {
           ...codexWorkspaceWriteStart.sandbox,
-          permissions: {
-            type: "managed",
-            file_system: {
-              type: "restricted",
-              entries: [
-                { path: { type: "special", value: { kind: "root" } }, access: "read" },
-                { path: { type: "path", path: "file:///C:/x" }, access: "write" },
-              ],
-            },
-            network: "restricted",
-          },
+          permissions: readsDisk({ path: { type: "path", path: "file:///C:/x" }, access: "write" }),
         },
       }),
     ],
@@ -865,18 +856,10 @@ describeDifferential("fs/remove", [
  * these writes inside a sandbox, and refuse the escapes with the kernel's EROFS in the same words.
  */
 const projectOnlySandbox = {
-  permissions: {
-    type: "managed",
-    file_system: {
-      type: "restricted",
-      entries: [
-        { path: { type: "special", value: { kind: "root" } }, access: "read" },
-        { path: { type: "path", path: "file://<scratch>/proj" }, access: "write" },
-        { path: { type: "path", path: "file://<scratch>/proj/.git" }, access: "read", missing_path_behavior: "skip" },
-      ],
-    },
-    network: "restricted",
-  },
+  permissions: readsDisk(
+    { path: { type: "path", path: "file://<scratch>/proj" }, access: "write" },
+    { path: { type: "path", path: "file://<scratch>/proj/.git" }, access: "read", missing_path_behavior: "skip" },
+  ),
   policyContext: { cwd: "file://<scratch>/proj", workspaceRoots: ["file://<scratch>/proj"] },
   windowsSandboxLevel: "disabled",
   useLegacyLandlock: false,

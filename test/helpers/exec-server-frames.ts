@@ -37,6 +37,15 @@ export const write = (processId: string, text: string, writeId?: string) => ({
   params: { processId, chunk: Buffer.from(text).toString("base64"), ...(writeId === undefined ? {} : { writeId }) },
 });
 /** A process that runs until terminated (and is, at the end of its case). */
+/** A profile entry: the whole disk readable. */
+export const ROOT_READ = { path: { type: "special", value: { kind: "root" } }, access: "read" };
+/** A managed permission profile that reads the whole disk, `entries` on top, its network restricted. */
+export const readsDisk = (...entries: unknown[]) => ({
+  type: "managed",
+  file_system: { type: "restricted", entries: [ROOT_READ, ...entries] },
+  network: "restricted",
+});
+
 export const LONG = "sleep 10";
 
 /** The frame a Codex agent in workspace-write mode sent (real-clients.md), pointed at the scratch directory. */
