@@ -1,15 +1,15 @@
 /**
  * The TypeScript examples of the README and docs/ run as written and exit by
- * themselves. Each ```ts block that starts with an import is compiled (types
- * stripped) and run by Node in the repository, against a daemon on port 0:
- * its URL replaces the default one, the only change made to the example.
+ * themselves. Each ```ts block that starts with an import is saved as an
+ * `.mts` file in the repository and run as the README says, `npx tsx FILE`
+ * (tsx is a devDependency: `npm install` in a clone provides it), against a
+ * daemon on port 0: its URL replaces the default one, the only change made.
  * A fragment that cannot run by itself (it needs a cluster, say) is fenced
  * as ```ts fragment, which renders the same.
  */
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { transformSync } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { startTestDaemon } from "./helpers/daemon.js";
 
@@ -18,15 +18,23 @@ const pages = ["README.md", ...readdirSync(`${root}docs`, { recursive: true, enc
 const examples = pages.flatMap((page) => [...readFileSync(`${root}${page}`, "utf8").matchAll(/```ts\n(import [\s\S]*?)```/g)].map((match) => ({ page, source: match[1]! })));
 const DEFAULT_URL = "ws://127.0.0.1:7373";
 
+let saved = 0;
+
 function runExample(source: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { code } = transformSync(source, { loader: "ts", format: "esm" });
   // In the repository, so `@execmux/client` resolves as it does for a user of the clone.
-  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const file = `${root}readme-example-${process.pid}-${++saved}.mts`;
+  writeFileSync(file, source);
+  const child = spawn("npx", ["--no-install", "tsx", file], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (data: Buffer) => (stdout += data.toString()));
   child.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
-  return new Promise((resolve) => child.once("close", (exitCode) => resolve({ code: exitCode, stdout, stderr })));
+  return new Promise((resolve) =>
+    child.once("close", (exitCode) => {
+      rmSync(file, { force: true });
+      resolve({ code: exitCode, stdout, stderr });
+    }),
+  );
 }
 
 describe("README examples", () => {
