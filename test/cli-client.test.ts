@@ -107,6 +107,17 @@ describe("execmux exec", () => {
     expect(tty.code).toBe(127);
   });
 
+  it("ends quietly when its reader goes away (execmux ps | head -c 1), no EPIPE stack trace", async () => {
+    const daemon = await startTestDaemon();
+    for (let index = 0; index < 3; index++) await runCli(["exec", "--url", daemon.url, "--detach", "--", "sleep", "30"]);
+    // The reader takes one byte and closes the pipe before ps has written all its lines.
+    const piped = spawn("sh", ["-c", `"${process.execPath}" "${CLI}" ps --url ${daemon.url} | head -c 1 >/dev/null`], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    piped.stderr.on("data", (data: Buffer) => (stderr += data.toString()));
+    await new Promise((resolve) => piped.once("close", resolve));
+    expect(stderr).toBe("");
+  });
+
   it("runs in the session named by --session or EXECMUX_SESSION", async () => {
     const daemon = await startTestDaemon();
     const detached = await runCli(["exec", "--url", daemon.url, "--detach", "--", "sleep", "30"]);

@@ -23,8 +23,23 @@ const COMMANDS: Record<CommandName, () => Promise<Command>> = {
 
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(COMMANDS, name);
 
+/**
+ * A command whose reader went away (`execmux ps | head`) ends as a member of a pipeline does, with
+ * 141 (128 + SIGPIPE) and no EPIPE stack trace. The commands that own their stdout handle it themselves:
+ * `serve` keeps running when whoever read its URL line is gone, `exec` and `attach` also stop the remote
+ * writer (commands/terminal.ts), `mcp` speaks its protocol there.
+ */
+const OWN_STDOUT: readonly string[] = ["serve", "exec", "attach", "mcp"];
+function endWhenStdoutCloses(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(141);
+  });
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  if (!OWN_STDOUT.includes(command ?? "")) endWhenStdoutCloses();
   if (isCommand(command)) {
     if (wantsHelp(rest)) {
       process.stdout.write(COMMAND_USAGE[command]);
