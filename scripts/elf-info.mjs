@@ -7,7 +7,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 const PT_INTERP = 3;
 const PT_DYNAMIC = 2;
 /** e_machine values, by Node's names for the architectures. */
-const MACHINES = { 62: "x64", 183: "arm64", 3: "ia32", 40: "arm", 243: "riscv64" };
+const MACHINES = { 62: "x64", 183: "arm64", 243: "riscv64" };
 
 /** { arch, static } of a 64-bit little-endian ELF executable; throws on anything else. */
 export function elfInfo(path) {

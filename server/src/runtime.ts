@@ -9,7 +9,7 @@ import type { Logger } from "./logger.js";
 import type { WebSocket } from "ws";
 import { daemonFiles, type Config } from "./config.js";
 import { ProcessHost } from "./host/process-host.js";
-import { launchHost, launchOptions, persistentHost, type LaunchedHost } from "./host/host-launch.js";
+import { launchOptions, persistentHost, type LaunchedHost } from "./host/host-launch.js";
 import { stateDirectory, stateDirectoryWarnings } from "./host/state-directory.js";
 import { Metrics } from "./metrics.js";
 import { ManagedProcess } from "./process/managed-process.js";
@@ -68,7 +68,7 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
     killGraceMs: config.killGraceMs,
     log: (level: "debug" | "info" | "warn" | "error", message: string) => log[level]({ component: "process host" }, message),
   };
-  const host = await ProcessHost.open(options, launched ?? launchHost(options));
+  const host = await ProcessHost.open(options, launched);
   const { info } = host;
   log.info(
     { processContainment: info.containment, pidNamespace: info.pidNamespace, host: info.pid, found: !info.started && persistent },

@@ -3,7 +3,7 @@
  * `execmux-host` program that spawns, holds and reaps every child). Tests
  * look from outside: the machine's pids, the host's PID namespace.
  */
-import { createHash } from "node:crypto";
+import { hostSocketPath } from "../../server/dist/host/state-directory.js";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename } from "node:path";
 
@@ -93,7 +93,7 @@ export function hostOf(daemon: number | InProcessDaemon): number | undefined {
   if (typeof daemon !== "number") return daemon.runtime.host.info.pid;
   const args = commandLine(daemon);
   const listen = optionOf(args, "--listen");
-  const socketName = listen === undefined ? undefined : `host-${createHash("sha256").update(listen).digest("hex").slice(0, 16)}.sock`;
+  const socketName = listen === undefined ? undefined : basename(hostSocketPath("", listen));
   const stateDirectory = optionOf(args, "--state-directory");
   const stderr = linkOf(`/proc/${daemon}/fd/2`);
   return allHosts().find((host) => {
@@ -184,10 +184,6 @@ export function descendants(pid: number): number[] {
 }
 
 /** Open descriptors of a process (0 once gone). */
-export function descriptorCount(pid: number): number {
-  return readdirSafe(`/proc/${pid}/fd`).length;
-}
-
 function optionOf(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
   if (index >= 0) return args[index + 1];

@@ -42,7 +42,7 @@ struct session *session_get(const char *id) {
 }
 
 void session_ensure_cgroup(struct session *s) {
-  if (!s->cgroup && trees_info()->kind == CONTAIN_CGROUP) s->cgroup = trees_session_new(s->id);
+  if (!s->cgroup) s->cgroup = trees_session_new(s->id); /* NULL where trees are not held in cgroups */
 }
 
 void session_put(const char *id, int64_t ttl_ms, int attached, int keep_while_running, const uint8_t *blob, uint32_t blob_len) {

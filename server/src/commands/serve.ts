@@ -58,7 +58,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
   process.stdout.on("error", () => undefined); // a reader gone does not stop the daemon
 
   // The process host starts now, while the rest of the daemon loads: a client's first process waits for both.
-  const launched = launchHost(launchOptions(config, isStdioListen(config.listen) ? false : undefined));
+  const launched = launchHost(launchOptions(config)); // persistent only for a ws:// listen on a fixed port
   launched.catch(() => undefined); // the daemon reports it where it waits for the host
 
   if (isStdioListen(config.listen)) {

@@ -9,13 +9,13 @@
  * 0, stdio, `--process-host in-process`, tests) is the daemon's child over a
  * socketpair and ends with it.
  */
-import { FreshSingleFlight } from "./fresh-single-flight.js";
 import type { Socket } from "node:net";
 import { constants } from "node:os";
 import type { OutputGap, OutputStream } from "@execmux/shared";
 import { HostLink } from "./host-link.js";
 import { LINK_VERSION, Msg, Reader, StartFlag, Writer } from "./link-codec.js";
 import { launchHost, type LaunchedHost, type LaunchOptions } from "./host-launch.js";
+import { FreshSingleFlight } from "./fresh-single-flight.js";
 
 export { HostGone, HostRefusal } from "./host-link.js";
 
@@ -320,7 +320,6 @@ export class ProcessHost {
     return { state, gap, chunks };
   }
 
-  /** Every process of a session, as the host has it now. */
   /** Each process's state in the host (its seqs, what is retained); one request per session at a time however many ask. */
   list(sessionId: string): Promise<Map<number, ProcessState>> {
     return this.listings.run(sessionId);

@@ -343,9 +343,11 @@ export class SessionRegistry {
     clearTimeout(this.detached.get(session));
     this.detached.delete(session);
     this.sessions.delete(session.id);
+    // Counted before end(), which forgets the session's processes.
+    const processes = session.size;
     const running = session.end();
     this.options.log.info(
-      { reason, running, processes: session.size, killGraceMs: this.options.killGraceMs },
+      { reason, running, processes, killGraceMs: this.options.killGraceMs },
       running > 0
         ? `detached session expired: SIGTERM to its ${running} running processes, SIGKILL after ${this.options.killGraceMs} ms to whatever is left`
         : "detached session expired; none of its processes was running",

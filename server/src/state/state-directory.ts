@@ -86,11 +86,6 @@ export function defaultCandidates(): string[] {
   return candidates;
 }
 
-/** Where the state directory is when nothing stands in its way (made or not): the configured one, or the first default. */
-export function stateDirectoryPath(configured: string): string {
-  return configured || defaultCandidates()[0]!;
-}
-
 export interface StateDirectory {
   readonly path: string;
   /** False for an unpredictable fallback: a later daemon will not find what is in it. */

@@ -17,7 +17,7 @@ import { sandboxSupport, transparentTcpSupported } from "../../sandbox/support.j
 const CAPABILITIES: EnvironmentCapabilities = {
   networkProxyLaunch: true,
   networkProxyReviewDomains: true,
-  /** Replaced by what this host can do (sandbox/index.ts transparentTcpSupported). */
+  /** Replaced by what this host can do (sandbox/support.ts transparentTcpSupported). */
   networkProxyTransparentTcp: false,
   capabilityDiscoverySandbox: true,
   capabilityDiscoveryV2: true,

@@ -6,13 +6,14 @@
  * the event loop, and a copy stops when its connection closes.
  */
 import { constants } from "node:fs";
-import { open, opendir, readlink, realpath, stat, symlink, type FileHandle } from "node:fs/promises";
+import { open, opendir, readlink, realpath, stat, symlink } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { connectionClosed, invalidRequest } from "../../errors/rpc-error.js";
 import { createDirectoryAll } from "./create-directory-all.js";
 import { entryPath } from "./directory-entries.js";
 import { refuseHardLinkedFile } from "./hard-links.js";
 import { COPY_CHUNK_BYTES } from "./limits.js";
+import { writeAt } from "./regular-file.js";
 
 const { O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
 
@@ -21,12 +22,6 @@ export const unsupportedKind = () => invalidRequest("fs/copy only supports regul
 const checkOpen = (signal: AbortSignal) => {
   if (signal.aborted) throw connectionClosed();
 };
-
-async function writeAll(output: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let written = 0; written < bytes.length; ) {
-    written += (await output.write(bytes, written, bytes.length - written, position + written)).bytesWritten;
-  }
-}
 
 /** `refuseHardLinked`: under a sandbox, an existing destination with other links is not written (write-operations.ts). */
 export async function copyRegularFile(source: string, destination: string, signal: AbortSignal, refuseHardLinked = false): Promise<void> {
@@ -49,7 +44,7 @@ export async function copyRegularFile(source: string, destination: string, signa
         checkOpen(signal);
         const { bytesRead } = await input.read(buffer, 0, buffer.length, position);
         if (bytesRead === 0) break;
-        await writeAll(output, buffer.subarray(0, bytesRead), position);
+        await writeAt(output, position, buffer.subarray(0, bytesRead));
         position += bytesRead;
       }
       if (destinationStats.isFile()) await output.chmod(mode);
