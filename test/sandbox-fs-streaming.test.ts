@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { startTestDaemon } from "./helpers/daemon.js";
+import { readsDisk } from "./helpers/exec-server-frames.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient, unb64 } from "./helpers/wire-client.js";
 
@@ -37,18 +38,10 @@ function confinedHelpers(scratch: string): number[] {
 /** Reads all but `secret`, writes only `proj`: every fs/open under it is confined. */
 function sandboxFor(scratch: string) {
   return {
-    permissions: {
-      type: "managed",
-      file_system: {
-        type: "restricted",
-        entries: [
-          { path: { type: "special", value: { kind: "root" } }, access: "read" },
-          { path: { type: "path", path: pathToFileURL(join(scratch, "proj")).href }, access: "write" },
-          { path: { type: "path", path: pathToFileURL(join(scratch, "secret")).href }, access: "deny" },
-        ],
-      },
-      network: "restricted",
-    },
+    permissions: readsDisk(
+      { path: { type: "path", path: pathToFileURL(join(scratch, "proj")).href }, access: "write" },
+      { path: { type: "path", path: pathToFileURL(join(scratch, "secret")).href }, access: "deny" },
+    ),
     policyContext: { cwd: pathToFileURL(join(scratch, "proj")).href, workspaceRoots: [pathToFileURL(join(scratch, "proj")).href] },
     windowsSandboxLevel: "disabled",
     useLegacyLandlock: false,

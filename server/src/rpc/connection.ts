@@ -21,6 +21,7 @@ import {
   encodeBinaryOutput,
   encodeError,
   encodeNotification,
+  processEndNotification,
   encodeOutputNotification,
   encodeRequest,
   encodeResult,
@@ -372,18 +373,8 @@ export class Connection implements SessionSink, DispatchingConnection {
         break;
       }
       case "exited":
-        this.outbound.sendProcessFrame(
-          process,
-          encodeNotification(
-            "process/exited",
-            { processId, seq: event.seq, exitCode: event.exitCode, sandboxDenied: process.sandboxDenied },
-            this.jsonrpc,
-          ),
-          0,
-        );
-        break;
       case "closed":
-        this.outbound.sendProcessFrame(process, encodeNotification("process/closed", { processId, seq: event.seq }, this.jsonrpc), 0);
+        this.outbound.sendProcessFrame(process, processEndNotification(processId, event, process.sandboxDenied, this.jsonrpc), 0);
         break;
     }
     // A write's reply held for this answer follows it (poll-after-input.ts).

@@ -148,6 +148,18 @@ export function encodeNotification(method: string, params: unknown, jsonrpc: boo
   return `${prefix(jsonrpc)}"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
 }
 
+/** `process/exited` or `process/closed`, for the session's owner and its observers alike. */
+export function processEndNotification(
+  processId: string,
+  event: { readonly kind: "exited"; readonly seq: number; readonly exitCode: number } | { readonly kind: "closed"; readonly seq: number },
+  sandboxDenied: boolean,
+  jsonrpc: boolean,
+): string {
+  return event.kind === "exited"
+    ? encodeNotification("process/exited", { processId, seq: event.seq, exitCode: event.exitCode, sandboxDenied }, jsonrpc)
+    : encodeNotification("process/closed", { processId, seq: event.seq }, jsonrpc);
+}
+
 /**
  * `process/output` as a binary frame (extension; layout in
  * shared/src/binary-frame.ts). Live output needs none of this: the process

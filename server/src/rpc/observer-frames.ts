@@ -4,9 +4,8 @@
  * send queue holds until written; an observer's frame is a copy of its own,
  * so an observer never shares a buffer with the owner's queue or the log.
  */
-import { BINARY_HEADER_BYTES, writeBinaryOutputHeader } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
-import { encodeNotification } from "./envelope.js";
+import { encodeBinaryOutput, encodeNotification, processEndNotification } from "./envelope.js";
 import type { OutgoingMessage } from "./transport.js";
 
 export interface FrameDialect {
@@ -24,19 +23,11 @@ export function observerFrame(process: ManagedProcess, event: ProcessEvent, dial
         const params = { processId, seq: event.seq, stream: event.stream, chunk: event.data.toString("base64") };
         return encodeNotification("process/output", params, dialect.jsonrpc);
       }
-      const id = Buffer.from(processId);
-      const frame = Buffer.allocUnsafe(BINARY_HEADER_BYTES + id.length + event.data.length);
-      const headerLength = writeBinaryOutputHeader(frame, id, event.seq, event.stream);
-      event.data.copy(frame, headerLength);
-      return frame;
+      // A fresh buffer: the event's data is copied into it.
+      return encodeBinaryOutput(Buffer.from(processId), event.seq, event.stream, event.data);
     }
     case "exited":
-      return encodeNotification(
-        "process/exited",
-        { processId, seq: event.seq, exitCode: event.exitCode, sandboxDenied: process.sandboxDenied },
-        dialect.jsonrpc,
-      );
     case "closed":
-      return encodeNotification("process/closed", { processId, seq: event.seq }, dialect.jsonrpc);
+      return processEndNotification(processId, event, process.sandboxDenied, dialect.jsonrpc);
   }
 }

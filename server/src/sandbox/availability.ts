@@ -5,26 +5,16 @@
  * cached: it only changes when an administrator changes the host.
  */
 import { execFile } from "node:child_process";
-import { resolveExecutable } from "../process/resolve-executable.js";
 import { bwrapArgs } from "./bwrap-args.js";
 import { launchCommand, type SandboxTools } from "./launcher.js";
 import { makePolicy } from "./policy.js";
+import { findTool } from "./support.js";
 
 export type SandboxAvailability =
   | { readonly available: true; readonly tools: SandboxTools }
   | { readonly available: false; readonly reason: string };
 
-/** Where the tools are looked for: the daemon's PATH, then the usual places. */
-const SEARCH_PATH = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
 const PROBE_TIMEOUT_MS = 10_000;
-
-function find(program: string): string | undefined {
-  try {
-    return resolveExecutable(program, "/", SEARCH_PATH);
-  } catch {
-    return undefined;
-  }
-}
 
 /** bwrap's own words on what failed, turned into which prerequisite is missing. */
 function explain(stderr: string): string {
@@ -39,10 +29,10 @@ function explain(stderr: string): string {
 }
 
 async function probe(): Promise<SandboxAvailability> {
-  const bwrap = find("bwrap");
+  const bwrap = findTool("bwrap");
   if (!bwrap) return { available: false, reason: "bubblewrap (bwrap) is not installed on this executor" };
-  const env = find("env");
-  const truePath = find("true");
+  const env = findTool("env");
+  const truePath = findTool("true");
   if (!env || !truePath) return { available: false, reason: "coreutils (`env`, `true`) is not installed on this executor" };
   const tools = { bwrap, env };
   // The strictest shape a process gets: read-only root, new network namespace.

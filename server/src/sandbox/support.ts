@@ -14,10 +14,10 @@ export async function sandboxSupport(): Promise<SandboxSupport> {
   return found.available ? { sandboxType: "linuxSeccomp" } : { sandboxType: "none", unavailableReason: found.reason };
 }
 
-/** Where the relay's tools are looked for: the daemon's PATH, then where Debian keeps them (ip and iptables are in sbin). */
+/** Where the sandbox's tools are looked for: the daemon's PATH, then where Debian keeps them (ip and iptables are in sbin). */
 const TOOL_PATH = `${process.env.PATH ?? ""}:/usr/bin:/bin:/usr/sbin:/sbin`;
 
-/** A tool of the network proxy's relay, if this machine has it. */
+/** A tool of the sandbox (bwrap, env) or of the network proxy's relay (ip, iptables), if this machine has it. */
 export function findTool(name: string): string | undefined {
   try {
     return resolveExecutable(name, "/", TOOL_PATH);

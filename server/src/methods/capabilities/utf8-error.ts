@@ -3,6 +3,7 @@
  * upstream says so in a discovery warning, `capability file X is not UTF-8:
  * invalid utf-8 sequence of 1 bytes from index 2`.
  */
+import { isUtf8 } from "node:buffer";
 
 /** Rust's error_len for the sequence starting at `start`: its invalid length (1 to 3), or undefined when the input ends inside it. */
 function invalidSequenceLength(bytes: Uint8Array, start: number): number | undefined {
@@ -34,6 +35,8 @@ function invalidSequenceLength(bytes: Uint8Array, start: number): number | undef
 
 /** Undefined for valid UTF-8; else Rust's message for the first invalid sequence. */
 export function utf8Error(bytes: Uint8Array): string | undefined {
+  // Valid text, the usual case, is checked natively; the walk below only words the error.
+  if (isUtf8(bytes)) return undefined;
   let index = 0;
   while (index < bytes.length) {
     if (bytes[index]! < 0x80) {
