@@ -232,6 +232,11 @@ describe("a daemon restart", () => {
     expect(second.code).not.toBe(0);
     // Whichever it meets first: the host turning it away (naming the daemon it serves), or the port.
     expect(second.stderr).toMatch(new RegExp(`another execmux daemon \\(pid ${daemon.child.pid}\\) is attached to this process host|EADDRINUSE`));
+    // The daemon listens before it waits for its host, so the port usually answers first: the host's own
+    // refusal is asked for directly, as a second daemon's hello on the host's socket.
+    const intruder = new HostLink(await connectTo(hostSocketPath(stateOf(command), listenOf(command))), () => undefined, () => undefined);
+    await expect(intruder.request(Msg.Hello, hello(LINK_VERSION))).rejects.toThrow(`another execmux daemon (pid ${daemon.child.pid}) is attached to this process host`);
+    intruder.close();
     const client = await connect(daemon.url, { reconnect: false });
     const handle = await client.start({ argv: ["echo", "still serving"] });
     expect((await collect(handle)).data.toString()).toBe("still serving\n");
