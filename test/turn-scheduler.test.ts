@@ -61,14 +61,14 @@ describe("TurnScheduler", () => {
     expect(ran).toBe(4);
   });
 
-  it("lets a waiting turn() through in rotation, and runs a forgotten owner's waiting work at once", async () => {
+  it("runs a forgotten owner's waiting work at once", () => {
     const clock = fakeClock();
     const turns = new TurnScheduler(2, clock.now);
     turns.run("starter", () => clock.spend(5));
     let released = false;
-    void turns.turn("gone").then(() => (released = true));
+    turns.run("gone", () => (released = true));
+    expect(released).toBe(false);
     turns.forget("gone");
-    await Promise.resolve();
     expect(released).toBe(true);
     expect(turns.waitingOwners).toBe(0);
   });

@@ -16,6 +16,7 @@ import { HostLink } from "./host-link.js";
 import { LINK_VERSION, Msg, Reader, StartFlag, Writer } from "./link-codec.js";
 import { launchHost, type LaunchedHost, type LaunchOptions } from "./host-launch.js";
 import { FreshSingleFlight } from "./fresh-single-flight.js";
+import { FairSlots } from "./fair-slots.js";
 
 export { HostGone, HostRefusal } from "./host-link.js";
 
@@ -153,6 +154,8 @@ function readState(reader: Reader): ProcessState {
 
 export class ProcessHost {
   private readonly processes = new Map<number, ProcessEvents>();
+  /** Two keep the host busy (one being spawned, the next on its way); more only queue at the host. */
+  private readonly startSlots = new FairSlots(2);
   private restoredSessions: RestoredSession[] = [];
   private restoredProcesses: RestoredProcess[] = [];
   private restoreDone: (() => void) | undefined;
@@ -233,8 +236,16 @@ export class ProcessHost {
     this.processes.set(handle, events);
   }
 
-  /** Starts a process; `events` hears of it from the first event on (which may come before this resolves). */
-  async start(request: StartRequest, events: ProcessEvents): Promise<{ handle: number; pid: number; startEpochMs: number }> {
+  /**
+   * Starts a process; `events` hears of it from the first event on (which may come before this resolves).
+   * Sessions take turns for the host's start slots (fair-slots.ts), so one session's burst of starts never
+   * stands between another session's input and its process.
+   */
+  start(request: StartRequest, events: ProcessEvents): Promise<{ handle: number; pid: number; startEpochMs: number }> {
+    return this.startSlots.run(request.sessionId, () => this.startNow(request, events));
+  }
+
+  private async startNow(request: StartRequest, events: ProcessEvents): Promise<{ handle: number; pid: number; startEpochMs: number }> {
     const flags =
       (request.tty ? StartFlag.Tty : 0) |
       (request.pipeStdin ? StartFlag.PipeStdin : 0) |

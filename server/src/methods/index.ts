@@ -7,6 +7,7 @@
  */
 import type { ParamsOf, RequestMethod, RequestMethods, ResultOf } from "@execmux/shared";
 import type { HandlerContext, SessionContext } from "./context.js";
+import type { EncodedResult } from "./encoded-result.js";
 import { environmentHandlers } from "./environment/index.js";
 import { initialize } from "./initialize.js";
 import { processHandlers } from "./process/index.js";
@@ -17,7 +18,7 @@ export type { HandlerContext, ProcessContext, SessionContext } from "./context.j
 type Handler<M extends RequestMethod> = (
   params: ParamsOf<M>,
   context: (typeof RequestMethods)[M]["family"] extends undefined ? HandlerContext : SessionContext,
-) => ResultOf<M> | Promise<ResultOf<M>>;
+) => ResultOf<M> | EncodedResult<ResultOf<M>> | Promise<ResultOf<M> | EncodedResult<ResultOf<M>>>;
 
 type AnyHandler = (params: unknown, context: HandlerContext) => unknown;
 

@@ -8,7 +8,7 @@
 import { setMaxListeners } from "node:events";
 import { CloseCode, ErrorCode, MALFORMED_MESSAGE_ID } from "@execmux/shared/core";
 import { methods } from "../generated/methods.js";
-import type { MethodFamily, RequestId } from "@execmux/shared";
+import type { MethodFamily, RequestId, RequestMethod } from "@execmux/shared";
 import type { ManagedProcess, ProcessEvent } from "../process/managed-process.js";
 import { releaseSlab } from "../process/slab-pool.js";
 import type { Session, SessionSink } from "../session/session.js";
@@ -535,9 +535,10 @@ export class Connection implements SessionSink, DispatchingConnection {
   }
 
   private async onRequest(id: RequestId, method: string, params: unknown, jsonrpc: boolean, checked?: ParamsCheck): Promise<void> {
-    const { metrics } = this.deps;
     // Only known method names become labels: a client cannot grow the label set.
-    const stopTimer = metrics.requestDuration.startTimer(Object.hasOwn(methods, method) ? method : "unknown");
+    const spec = Object.hasOwn(methods, method) ? methods[method as RequestMethod] : undefined;
+    const label = spec ? method : "unknown";
+    const stopTimer = this.deps.metrics.requestDuration.startTimer(label);
     this.requestsInFlight++;
     // Nothing else is handled meanwhile (the gate holds later frames), so there is one at a time.
     const initializing = method === "initialize";
@@ -545,21 +546,40 @@ export class Connection implements SessionSink, DispatchingConnection {
     const afterReply: (() => void)[] = [];
     const reservations: (() => void)[] = [];
     const untilSent: (() => void)[] = [];
+    let outcome: { result: unknown } | { error: unknown };
+    try {
+      outcome = { result: await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent), checked) };
+    } catch (error) {
+      outcome = { error };
+    }
+    // Building and sending the reply is this connection's work too, done inside its turn (not after it: a
+    // turn handed out as a resolved promise would run after the round that measured it, so hundreds of
+    // coalesced replies, each stringified and written, were built in one pass while a bystander waited).
+    this.deps.turns.run(this, () => this.guarded(() => this.answer(id, jsonrpc, outcome, { label, base64Result: spec?.base64Result ?? false, stopTimer, initializing, afterReply, reservations, untilSent })));
+  }
+
+  /** The reply to one request, sent; then what waited for it (tasks after the reply, the end of `initialize`). */
+  private answer(
+    id: RequestId,
+    jsonrpc: boolean,
+    outcome: { result: unknown } | { error: unknown },
+    pending: { label: string; base64Result: boolean; stopTimer: () => void; initializing: boolean; afterReply: (() => void)[]; reservations: (() => void)[]; untilSent: (() => void)[] },
+  ): void {
+    const { metrics } = this.deps;
+    const { afterReply, reservations, untilSent } = pending;
     let reply: string | Utf8Text;
     try {
-      const result = await dispatch(this, method, params, this.requestScope(jsonrpc, afterReply, reservations, untilSent), checked);
-      // Building the reply is this connection's work too: it waits for its turn while others wait for theirs.
-      await this.deps.turns.turn(this);
-      reply = encodeResult(id, result, jsonrpc);
+      if (!("result" in outcome)) throw outcome.error;
+      reply = encodeResult(id, outcome.result, jsonrpc, pending.base64Result);
     } catch (error) {
       afterReply.length = 0;
       const body =
         error instanceof RpcError ? error.toBody() : { code: ErrorCode.InternalError, message: String((error as Error)?.message) };
-      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: Object.hasOwn(methods, method) ? method : "unknown" }, "request failed");
+      if (!(error instanceof RpcError)) this.deps.log.error({ err: error, method: pending.label }, "request failed");
       metrics.errors.inc(String(body.code));
       reply = encodeError(id, body, jsonrpc);
     } finally {
-      stopTimer();
+      pending.stopTimer();
     }
     try {
       // Queued, the reply counts as unsent; what was reserved for it is given back.
@@ -570,7 +590,7 @@ export class Connection implements SessionSink, DispatchingConnection {
     } finally {
       this.requestsInFlight--;
       this.closeWhenAnswered?.();
-      if (initializing) {
+      if (pending.initializing) {
         this.answeringInitialize = false;
         this.inbound.recheck();
       }

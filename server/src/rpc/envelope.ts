@@ -5,6 +5,7 @@
  */
 import { BINARY_HEADER_BYTES, writeBinaryOutputHeader } from "@execmux/shared/core";
 import type { OutputStream, RequestId, RpcErrorBody } from "@execmux/shared";
+import { EncodedResult } from "../methods/encoded-result.js";
 import { takeSlab } from "../process/slab-pool.js";
 import { shapeViolation } from "./json-shape.js";
 import { JSON_CHUNK_BYTES } from "./outbound.js";
@@ -58,9 +59,14 @@ export function parseFrame(text: string): Incoming {
 
 const prefix = (jsonrpc: boolean) => (jsonrpc ? '{"jsonrpc":"2.0",' : "{");
 
-export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean): string | Utf8Text {
+/**
+ * `base64Result`: the method's result schema holds base64 (generated/methods.js); only then is it searched
+ * for members to splice in, a search that cost as much as the stringifying for a 50-process listing.
+ */
+export function encodeResult(id: RequestId, result: unknown, jsonrpc: boolean, base64Result: boolean): string | Utf8Text {
   const head = `${prefix(jsonrpc)}"id":${JSON.stringify(id)},"result":`;
-  return hasLargeBase64(result) ? spliceLargeBase64(head, result) : `${head}${JSON.stringify(result)}}`;
+  if (result instanceof EncodedResult) return `${head}${result.json}}`;
+  return base64Result && hasLargeBase64(result) ? spliceLargeBase64(head, result) : `${head}${JSON.stringify(result)}}`;
 }
 
 /** A result member this long is spliced into the reply's bytes instead of being copied by JSON.stringify. */

@@ -53,12 +53,6 @@ export class TurnScheduler {
     else this.enqueue(owner, unit);
   }
 
-  /** Resolves when `owner` may do its next unit of work (at once when allowed). */
-  turn(owner: unknown): Promise<void> {
-    if (this.mayRun()) return Promise.resolve();
-    return new Promise((resolve) => this.enqueue(owner, resolve));
-  }
-
   /** Queues `unit` behind `owner`'s other waiting units; the owner joins the rotation's end if it was not in it. */
   enqueue(owner: unknown, unit: Unit): void {
     const units = this.waiting.get(owner);
