@@ -3,12 +3,10 @@
  * building an attack (200,000 sends, a 15 MB frame) does not show up as its
  * stall. Forked with IPC by adversarial.ts: `{ url, token }` connects and
  * starts `cat`; then each "measure" starts echo round trips one after
- * another, and "stop" answers with the longest one since and the 99th
- * percentile of them, in ms.
+ * another, and "stop" answers with their times since, in ms.
  */
 import { connect, type ProcessHandle } from "@execmux/client";
 import { echoOnce } from "./scenarios.js";
-import { percentile, sortNumbers } from "./stats.js";
 
 type Command = { kind: "connect"; url: string; token: string } | { kind: "measure" } | { kind: "stop" } | { kind: "exit" };
 
@@ -38,13 +36,11 @@ process.on("message", (command: Command) => {
         samples = [];
         loop = echoLoop(cat!);
         return;
-      case "stop": {
+      case "stop":
         running = false;
         await loop;
-        const sorted = sortNumbers(samples);
-        send({ kind: "longest", ms: sorted.at(-1) ?? 0, p99: sorted.length > 0 ? percentile(sorted, 99) : 0, count: sorted.length });
+        send({ kind: "echoes", samples });
         return;
-      }
       case "exit":
         close();
         process.exit(0);
