@@ -56,6 +56,8 @@ export interface ProxyBridge {
 export interface NetworkProxyLaunch {
   /** Variables to lay over the process's environment. */
   readonly env: Record<string, string>;
+  /** Variables to set where the process has none (a CA bundle variable upstream keeps when it is set). */
+  readonly defaults: Record<string, string>;
   /** For a sandboxed process: the directory to bind in, the relay's script there, and its routes. */
   readonly bridge?: ProxyBridge;
   /** Stops the fronts and every connection they carry. */
@@ -87,12 +89,16 @@ const CA_BUNDLE_KEYS = [
   "npm_config_cafile", "BUNDLE_SSL_CA_CERT", "CARGO_HTTP_CAINFO", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "DENO_CERT", "CODEX_CA_CERTIFICATE",
 ];
 
+const KEPT_CA_KEY = "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE";
+
 /** Writes the trust bundle (system roots, SSL_CERT_FILE, the proxy's CA: never its key) into `directory`; returns the variables naming it. */
-async function caBundleEnvironment(directory: string): Promise<Record<string, string>> {
+async function caBundleEnvironment(directory: string): Promise<{ env: Record<string, string>; defaults: Record<string, string> }> {
   const { mitmAuthority, trustBundle } = await import("./mitm-ca.js");
   const path = join(directory, "ca-bundle.pem");
   writeFileSync(path, trustBundle((await mitmAuthority()).certificatePem), { mode: 0o444 });
-  return Object.fromEntries(CA_BUNDLE_KEYS.map((key) => [key, path]));
+  // Upstream 0.171 replaces each of them, but keeps a CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE the process inherits (measured).
+  const named = (keep: boolean) => Object.fromEntries(CA_BUNDLE_KEYS.filter((key) => (key === KEPT_CA_KEY) === keep).map((key) => [key, path]));
+  return { env: named(false), defaults: named(true) };
 }
 
 export async function launchNetworkProxy(options: LaunchOptions): Promise<NetworkProxyLaunch> {
@@ -130,7 +136,7 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
       writeFileSync(join(directory, RELAY_FILE), RELAY_SCRIPT, { mode: 0o400 });
     }
     if (bundleDirectory && bundleDirectory !== directory) mkdirSync(bundleDirectory, { recursive: true, mode: 0o755 });
-    const caEnv = bundleDirectory ? await caBundleEnvironment(bundleDirectory) : {};
+    const ca = bundleDirectory ? await caBundleEnvironment(bundleDirectory) : { env: {}, defaults: {} };
     const listen = async (front: { accept(socket: Socket): void }, name: string) => {
       const server = createServer({ pauseOnConnect: false }, admit(front, directory !== undefined));
       servers.push(server);
@@ -157,7 +163,7 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
     };
     if (!directory) {
       const env = proxyEnvironment({ httpPort: httpEndpoint as number, socksPort: socksEndpoint as number | undefined, allowLocalBinding: options.allowLocalBinding });
-      return { env: { ...env, ...caEnv }, close };
+      return { env: { ...env, ...ca.env }, defaults: ca.defaults, close };
     }
     // Inside the namespace nothing else listens yet: any two ports will do.
     const httpPort = randomInt(20000, 30000);
@@ -172,7 +178,7 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
         ? { tcpPort: randomInt(40000, 50000), socket: transparentEndpoint as string, dnsPort: randomInt(50000, 60000) }
         : undefined,
     };
-    return { env: { ...proxyEnvironment({ httpPort, socksPort, allowLocalBinding: options.allowLocalBinding }), ...caEnv }, bridge, close };
+    return { env: { ...proxyEnvironment({ httpPort, socksPort, allowLocalBinding: options.allowLocalBinding }), ...ca.env }, defaults: ca.defaults, bridge, close };
   } catch (error) {
     for (const server of servers) server.close();
     if (directory) rmSync(directory, { recursive: true, force: true });

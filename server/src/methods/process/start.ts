@@ -80,7 +80,10 @@ async function start(
   const broker = masking ? await maskCredentials(params, env) : undefined;
   const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort, masking ? { broker } : undefined) : undefined;
   try {
-    if (proxy) Object.assign(env, proxy.env);
+    if (proxy) {
+      for (const [key, value] of Object.entries(proxy.defaults)) if (!env[key]) env[key] = value;
+      Object.assign(env, proxy.env);
+    }
     return await startWithin(params, program, { session, connection, afterReply }, { cwd, env, tty, proxy, snapshot });
   } catch (error) {
     proxy?.close();
