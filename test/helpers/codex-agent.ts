@@ -34,8 +34,12 @@ export interface AgentOptions {
   readonly defaultPermissions?: string;
   /** More `[features]` flags (beside network_proxy, which a network profile sets). */
   readonly features?: Readonly<Record<string, boolean>>;
+  /** More top-level TOML keys (`allow_login_shell = false`), before every table. */
+  readonly topLevel?: readonly string[];
   /** More TOML tables, appended after everything else (`[plugins."x@y"]`, `[shell_environment_policy]`). */
   readonly configTables?: readonly string[];
+  /** More variables for the agent's own environment (a credential the executor is to mask, say). */
+  readonly env?: Readonly<Record<string, string>>;
   /** A run that has not finished by then is killed, so a stuck agent fails with its output instead of a bare test timeout. */
   readonly timeoutMs?: number;
 }
@@ -101,6 +105,7 @@ function configToml(options: AgentHomeOptions, catalogPath: string): string {
     `model_catalog_json = ${JSON.stringify(catalogPath)}`,
     `approval_policy = "never"`,
     options.defaultPermissions ? `default_permissions = "${options.defaultPermissions}"` : networkProfile ? `default_permissions = "proxied"` : `sandbox_mode = "${sandboxMode}"`,
+    ...(options.topLevel ?? []),
     `[model_providers.mock]`,
     `name = "mock"`,
     `base_url = ${JSON.stringify(modelBaseUrl)}`,
@@ -144,6 +149,7 @@ export function prepareAgentHome(options: AgentHomeOptions): NodeJS.ProcessEnv {
     CODEX_HOME: codexHome,
     OPENAI_API_KEY: "dummy",
     ...(options.execServerUrl !== undefined ? { CODEX_EXEC_SERVER_URL: options.execServerUrl } : {}),
+    ...options.env,
   };
 }
 

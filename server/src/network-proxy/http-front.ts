@@ -7,6 +7,7 @@
 import { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { RequestError, Server, type PrepareRequestFunctionResult } from "proxy-chain";
+import type { CredentialBroker } from "./credential-broker.js";
 import type { Gate } from "./gate.js";
 import { normalizeHost } from "./host-patterns.js";
 import { blockedHeader, blockedMessage, type NetworkProtocol, type Verdict } from "./policy.js";
@@ -41,7 +42,8 @@ export class HttpFront {
   private readonly proxy: Server;
   private readonly agent = new Agent({ keepAlive: false });
 
-  constructor(gate: Gate) {
+  /** With `masking`, CONNECTs to a credential's hosts are terminated here (mitm-front.ts); the rest are tunnels. */
+  constructor(gate: Gate, masking?: { readonly broker: CredentialBroker }) {
     this.proxy = new Server({
       port: 0,
       verbose: false,
@@ -63,6 +65,12 @@ export class HttpFront {
           };
         }
         const { address, family } = result;
+        if (!isHttp && masking?.broker.requiresMitm(hostname)) {
+          // Loaded, with the CA, only when a tunnel to a credential's host is asked for.
+          const [{ mitmServer }, { mitmAuthority }] = await Promise.all([import("./mitm-front.js"), import("./mitm-ca.js")]);
+          const server = await mitmServer({ host: normalizeHost(hostname), port, address, family }, masking.broker, await mitmAuthority());
+          return { customConnectServer: server as never };
+        }
         stripProxyHeaders(request.rawHeaders);
         // The address the gate judged, never a second lookup; no pooled sockets outliving the client's.
         return {

@@ -21,6 +21,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { RELAY_FILE, RELAY_SCRIPT } from "../sandbox/network-relay.js";
+import type { CredentialBroker } from "./credential-broker.js";
 import { Gate, type Decider, type DecisionRecord } from "./gate.js";
 import { CLIENT_ADDRESS, HttpFront, TARGET_ADDRESS } from "./http-front.js";
 import type { NetworkPolicy } from "./policy.js";
@@ -55,6 +56,8 @@ export interface ProxyBridge {
 export interface NetworkProxyLaunch {
   /** Variables to lay over the process's environment. */
   readonly env: Record<string, string>;
+  /** Variables to set where the process has none (a CA bundle variable upstream keeps when it is set). */
+  readonly defaults: Record<string, string>;
   /** For a sandboxed process: the directory to bind in, the relay's script there, and its routes. */
   readonly bridge?: ProxyBridge;
   /** Stops the fronts and every connection they carry. */
@@ -72,11 +75,36 @@ export interface LaunchOptions {
   readonly report: (record: DecisionRecord) => void;
   readonly decider?: Decider | undefined;
   readonly protectedPorts: () => ReadonlySet<number>;
+  /**
+   * Credential masking: the broker holding the real values (absent when the
+   * argv is not one upstream masks for: the CA bundle is still handed out),
+   * and where to write the bundle when there is no sandbox directory.
+   */
+  readonly masking?: { readonly broker: CredentialBroker | undefined; readonly bundleParent: string } | undefined;
+}
+
+/** Every variable upstream points at the CA bundle of a masking proxy. */
+const CA_BUNDLE_KEYS = [
+  "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "PIP_CERT", "NPM_CONFIG_CAFILE",
+  "npm_config_cafile", "BUNDLE_SSL_CA_CERT", "CARGO_HTTP_CAINFO", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "DENO_CERT", "CODEX_CA_CERTIFICATE",
+];
+
+const KEPT_CA_KEY = "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE";
+
+/** Writes the trust bundle (system roots, SSL_CERT_FILE, the proxy's CA: never its key) into `directory`; returns the variables naming it. */
+async function caBundleEnvironment(directory: string): Promise<{ env: Record<string, string>; defaults: Record<string, string> }> {
+  const { mitmAuthority, trustBundle } = await import("./mitm-ca.js");
+  const path = join(directory, "ca-bundle.pem");
+  writeFileSync(path, trustBundle((await mitmAuthority()).certificatePem), { mode: 0o444 });
+  // Upstream 0.171 replaces each of them, but keeps a CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE the process inherits (measured).
+  const named = (keep: boolean) => Object.fromEntries(CA_BUNDLE_KEYS.filter((key) => (key === KEPT_CA_KEY) === keep).map((key) => [key, path]));
+  return { env: named(false), defaults: named(true) };
 }
 
 export async function launchNetworkProxy(options: LaunchOptions): Promise<NetworkProxyLaunch> {
   const gate = new Gate({ policy: options.policy, decider: options.decider, report: options.report, protectedPorts: options.protectedPorts });
-  const http = new HttpFront(gate);
+  const broker = options.masking?.broker;
+  const http = new HttpFront(gate, broker ? { broker } : undefined);
   const socks = options.enableSocks5 ? new SocksFront(gate) : undefined;
   const transparent = options.transparentTcp && options.socketParent ? new TransparentFront(gate) : undefined;
   const servers: Server[] = [];
@@ -100,11 +128,15 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
   };
 
   const directory = options.socketParent ? join(options.socketParent, randomBytes(8).toString("hex")) : undefined;
+  // Unsandboxed, the bundle needs a directory of its own, readable by the process.
+  const bundleDirectory = options.masking ? (directory ?? join(options.masking.bundleParent, randomBytes(8).toString("hex"))) : undefined;
   try {
     if (directory) {
       mkdirSync(directory, { recursive: true, mode: 0o700 });
       writeFileSync(join(directory, RELAY_FILE), RELAY_SCRIPT, { mode: 0o400 });
     }
+    if (bundleDirectory && bundleDirectory !== directory) mkdirSync(bundleDirectory, { recursive: true, mode: 0o755 });
+    const ca = bundleDirectory ? await caBundleEnvironment(bundleDirectory) : { env: {}, defaults: {} };
     const listen = async (front: { accept(socket: Socket): void }, name: string) => {
       const server = createServer({ pauseOnConnect: false }, admit(front, directory !== undefined));
       servers.push(server);
@@ -127,10 +159,11 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
       transparent?.close();
       for (const socket of open) socket.destroy();
       if (directory) rmSync(directory, { recursive: true, force: true });
+      if (bundleDirectory) rmSync(bundleDirectory, { recursive: true, force: true });
     };
     if (!directory) {
       const env = proxyEnvironment({ httpPort: httpEndpoint as number, socksPort: socksEndpoint as number | undefined, allowLocalBinding: options.allowLocalBinding });
-      return { env, close };
+      return { env: { ...env, ...ca.env }, defaults: ca.defaults, close };
     }
     // Inside the namespace nothing else listens yet: any two ports will do.
     const httpPort = randomInt(20000, 30000);
@@ -145,10 +178,11 @@ export async function launchNetworkProxy(options: LaunchOptions): Promise<Networ
         ? { tcpPort: randomInt(40000, 50000), socket: transparentEndpoint as string, dnsPort: randomInt(50000, 60000) }
         : undefined,
     };
-    return { env: proxyEnvironment({ httpPort, socksPort, allowLocalBinding: options.allowLocalBinding }), bridge, close };
+    return { env: { ...proxyEnvironment({ httpPort, socksPort, allowLocalBinding: options.allowLocalBinding }), ...ca.env }, defaults: ca.defaults, bridge, close };
   } catch (error) {
     for (const server of servers) server.close();
     if (directory) rmSync(directory, { recursive: true, force: true });
+    if (bundleDirectory) rmSync(bundleDirectory, { recursive: true, force: true });
     throw error;
   }
 }

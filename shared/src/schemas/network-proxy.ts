@@ -34,6 +34,27 @@ export const ManagedNetworkSchema = Type.Object({
   transparentTcp: Type.Optional(Type.Boolean()),
 });
 
+const ProviderList = Opt(Type.Array(Type.String({ maxLength: PATTERN_MAX_LENGTH }), { maxItems: 64 }));
+
+/**
+ * One custom credential provider (upstream's CredentialProviderConfig, which
+ * denies unknown fields): the variables it masks and where their real value
+ * may go. Accepted in shape; a start that names one is refused (capability
+ * credentialMaskingCustomProviders is false).
+ */
+export const CredentialProviderConfigSchema = Type.Object(
+  {
+    env: ProviderList,
+    patterns: ProviderList,
+    url_prefixes: ProviderList,
+    url_prefix_from_env: Opt(Type.String({ maxLength: PATTERN_MAX_LENGTH })),
+    auth: ProviderList,
+    header: Opt(Type.String({ maxLength: PATTERN_MAX_LENGTH })),
+    prefix: Opt(Type.String({ maxLength: PATTERN_MAX_LENGTH })),
+  },
+  { additionalProperties: false, serde: "struct CredentialProviderConfig" },
+);
+
 /** The policy the executor-local proxy enforces (upstream's RemoteNetworkProxyConfig). */
 export const RemoteNetworkProxyConfigSchema = Type.Object(
   {
@@ -50,8 +71,14 @@ export const RemoteNetworkProxyConfigSchema = Type.Object(
     unixSockets: Opt(PermissionMap("NetworkUnixSocketPermissions")),
     allowLocalBinding: Type.Boolean(),
     transparentTcp: Type.Optional(Type.Boolean()),
-    /** Upstream's credential broker (capability credentialMasking, false here): `true` is refused, never ignored. */
+    /**
+     * Upstream's credential broker: the process sees placeholders for the
+     * executor's own GitHub and OpenAI credentials, and the proxy puts the
+     * real value back into requests to their hosts only (network-proxy/credential-broker.ts).
+     */
     credentialMasking: Type.Optional(Type.Boolean()),
+    /** Custom providers, by name (upstream's credentialMaskingCustomProviders): refused when any is given. */
+    credentialProviders: Opt(Type.Record(Type.String({ maxLength: PATTERN_MAX_LENGTH }), CredentialProviderConfigSchema, { maxProperties: 64 })),
   },
   { serde: "struct RemoteNetworkProxyConfig" },
 );

@@ -29,7 +29,9 @@ const CAPABILITIES: EnvironmentCapabilities = {
   windowsMxc: false,
   fsWatchMissing: true,
   fileWriteStreaming: true,
-  credentialMasking: false,
+  /** network-proxy/credential-broker.ts, mitm-front.ts (test/credential-masking.test.ts against upstream). */
+  credentialMasking: true,
+  /** Custom providers are refused (launch-params.ts). */
   credentialMaskingCustomProviders: false,
   linuxRootWritePreservesDevices: true,
   /** A grant on a root metadata link does not open a denied target (sandbox/resolve-policy.ts withoutReopenedDenials). */

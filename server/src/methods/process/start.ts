@@ -11,6 +11,7 @@ import { resolveExecutable } from "../../process/resolve-executable.js";
 import { osErrorMessage } from "../../os-error.js";
 import { internalError, invalidParams, limitExceeded, RpcError } from "../../errors/rpc-error.js";
 import { summarizeArgv } from "../../session/session.js";
+import type { CredentialBroker } from "../../network-proxy/credential-broker.js";
 import type { Decider } from "../../network-proxy/gate.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
@@ -74,14 +75,26 @@ async function start(
   const tty = params.tty ?? false;
   const cwd = resolveCwd(params.cwd);
   const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
-  const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort) : undefined;
+  const masking = params.networkProxy?.proxy.credentialMasking === true;
+  // Loaded only when masking is asked for; the real values stay with the broker, in this daemon.
+  const broker = masking ? await maskCredentials(params, env) : undefined;
+  const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort, masking ? { broker } : undefined) : undefined;
   try {
-    if (proxy) Object.assign(env, proxy.env);
+    if (proxy) {
+      for (const [key, value] of Object.entries(proxy.defaults)) if (!env[key]) env[key] = value;
+      Object.assign(env, proxy.env);
+    }
     return await startWithin(params, program, { session, connection, afterReply }, { cwd, env, tty, proxy, snapshot });
   } catch (error) {
     proxy?.close();
     throw error;
   }
+}
+
+/** Placeholders for the executor's credentials in `env`, when upstream would mask for this argv (credential-broker.ts). */
+async function maskCredentials(params: ParamsOf<"process/start">, env: Record<string, string>) {
+  const { CredentialBroker, masksFor } = await import("../../network-proxy/credential-broker.js");
+  return masksFor(params.argv) ? CredentialBroker.virtualize(env, process.env, params.env ?? {}) : undefined;
 }
 
 /** The sandbox is on unless there is none or it is `disabled`; then the proxy is bridged into it. */
@@ -95,6 +108,7 @@ async function startNetworkProxy(
   session: ProcessContext["session"],
   config: ProcessContext["connection"]["deps"]["config"],
   daemonPort: number | undefined,
+  masking: { broker: CredentialBroker | undefined } | undefined,
 ): Promise<NetworkProxyLaunch> {
   const [{ launchNetworkProxy }, { stateDirectory }] = await Promise.all([import("../../network-proxy/launch.js"), import("../../host/state-directory.js")]);
   const daemonPorts = new Set(daemonPort === undefined ? [] : [daemonPort]);
@@ -109,6 +123,7 @@ async function startNetworkProxy(
     // The state directory is hidden from every sandbox (sandbox/hidden-paths.ts).
     socketParent: confines(params) ? join(stateDirectory(config.stateDirectory), "network-proxy") : undefined,
     protectedPorts: () => daemonPorts,
+    masking: masking && { broker: masking.broker, bundleParent: join(stateDirectory(config.stateDirectory), "network-proxy-ca") },
     decider: launch.policyDecisionTimeoutMs == null ? undefined : domainReview(session, processId, launch.policyDecisionTimeoutMs),
     report: (record) =>
       session.notifyClient("network/policyDecision", {

@@ -1,0 +1,146 @@
+/**
+ * Credential masking (networkProxy.proxy.credentialMasking), as the upstream
+ * 0.171 exec-server does it (measured against the binary, docs/network-proxy.md):
+ * a GitHub or OpenAI credential the process would inherit from the
+ * executor's own environment is replaced by a placeholder of the same shape
+ * (`ghp_masked…`), and the proxy puts the real value back only into the
+ * Authorization header of HTTPS requests to that credential's hosts, which it
+ * terminates with its own CA (mitm-front.ts). The real value stays in this
+ * daemon's memory; a placeholder sent anywhere else goes as it is.
+ *
+ * Upstream masks only for `bash -c` (a login shell, `sh -c` or a program run
+ * directly keep the real values), and only values inherited from the
+ * executor (what the client sends in `env` it knows already).
+ */
+import { randomInt } from "node:crypto";
+import { basename } from "node:path";
+import { normalizeHost } from "./host-patterns.js";
+
+export const BROKER_ACTIVE_ENV = "CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE";
+export const BROKERED_CREDENTIALS_ENV = "CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS";
+
+const GITHUB_PREFIXES = ["github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"];
+const OPENAI_PREFIXES = ["sk-svcacct-", "sk-admin-", "sk-proj-", "sk-"];
+/** A credential longer than this is not one (and would make the header scan costly). */
+const MAX_CREDENTIAL_BYTES = 4096;
+
+interface Source {
+  readonly env: readonly string[];
+  readonly prefixes: readonly string[];
+  /** The hosts the real value may go to, from the environment; none: not brokered. */
+  readonly hosts: (env: Readonly<Record<string, string>>) => ((host: string) => boolean) | undefined;
+}
+
+const githubCloud = (host: string) => host === "github.com" || host === "api.github.com" || host === "uploads.github.com" || host.endsWith(".ghe.com");
+
+const SOURCES: readonly Source[] = [
+  { env: ["GH_TOKEN", "GITHUB_TOKEN"], prefixes: GITHUB_PREFIXES, hosts: () => githubCloud },
+  {
+    env: ["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"],
+    prefixes: GITHUB_PREFIXES,
+    // GitHub Enterprise: the one host GH_HOST names (unless it is GitHub's own).
+    hosts: (env) => {
+      const named = env.GH_HOST ? normalizeHost(env.GH_HOST) : "";
+      return named && !githubCloud(named) ? (host) => host === named : undefined;
+    },
+  },
+  { env: ["OPENAI_API_KEY"], prefixes: OPENAI_PREFIXES, hosts: () => (host) => host === "api.openai.com" },
+];
+
+export interface BrokeredCredential {
+  readonly name: string;
+  readonly real: string;
+  readonly placeholder: string;
+  readonly matchesHost: (host: string) => boolean;
+}
+
+const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** `prefix` + `masked` + random letters and digits, as long as the real value, keeping its punctuation where it has any. */
+export function placeholderFor(real: string, prefix: string): string {
+  let text = `${prefix}masked`;
+  for (let index = text.length; index < Math.max(real.length, prefix.length + 16); index++) {
+    const template = real[index];
+    text += template !== undefined && !/[A-Za-z0-9]/.test(template) ? template : ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+  }
+  return text;
+}
+
+/** Whether upstream would mask for this argv: bash, not a login shell, running a command string. */
+export function masksFor(argv: readonly string[]): boolean {
+  return argv.length >= 3 && basename(argv[0]!) === "bash" && argv[1] === "-c";
+}
+
+export class CredentialBroker {
+  readonly credentials: BrokeredCredential[] = [];
+
+  /**
+   * Replaces, in `env`, each credential inherited from `daemonEnv` (not set
+   * by the client in `clientEnv`) with a placeholder, and every other
+   * variable's copy of it too; sets upstream's two marker variables.
+   */
+  static virtualize(env: Record<string, string>, daemonEnv: Readonly<Record<string, string | undefined>>, clientEnv: Readonly<Record<string, string>>): CredentialBroker {
+    const broker = new CredentialBroker();
+    const marker: [string, string][] = [];
+    for (const source of SOURCES) {
+      const matchesHost = source.hosts(env);
+      if (!matchesHost) continue;
+      for (const name of source.env) {
+        const real = env[name]?.trim();
+        if (!real || real !== daemonEnv[name]?.trim() || name in clientEnv || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
+        const prefix = source.prefixes.find((candidate) => real.startsWith(candidate));
+        if (!prefix) continue;
+        const placeholder = broker.credentials.find((known) => known.real === real)?.placeholder ?? placeholderFor(real, prefix);
+        broker.credentials.push({ name, real, placeholder, matchesHost });
+        marker.push([name, placeholder]);
+      }
+    }
+    // Every variable that carries a brokered value (the credential's own included) gets the placeholder instead.
+    for (const [name, value] of Object.entries(env)) {
+      let masked = value;
+      for (const credential of broker.credentials) {
+        if (!masked.includes(credential.real)) continue;
+        masked = masked.split(credential.real).join(credential.placeholder);
+        marker.push([`@alias:${name}`, credential.placeholder]);
+      }
+      if (masked !== value) env[name] = masked;
+    }
+    const unique = [...new Map(marker.map((entry) => [entry.join("\0"), entry])).values()];
+    unique.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+    env[BROKER_ACTIVE_ENV] = "1";
+    env[BROKERED_CREDENTIALS_ENV] = JSON.stringify(unique);
+    return broker;
+  }
+
+  /** Whether CONNECTs to this host are terminated here (a credential may go there). */
+  requiresMitm(host: string): boolean {
+    const normalized = normalizeHost(host);
+    return this.credentials.some((credential) => credential.matchesHost(normalized));
+  }
+
+  /**
+   * The Authorization header with the real value for the placeholder of a
+   * credential bound to `host`: a bearer-style `<scheme> <placeholder>`, or
+   * Basic with the placeholder as user or password. Anything else (the
+   * placeholder inside a longer word, another header) is left as it is.
+   */
+  authorizationFor(host: string, value: string): string {
+    const normalized = normalizeHost(host);
+    const bound = this.credentials.filter((credential) => credential.matchesHost(normalized));
+    const space = value.indexOf(" ");
+    if (space < 0) return value;
+    const scheme = value.slice(0, space);
+    const rest = value.slice(space + 1).trim();
+    if (scheme.toLowerCase() === "basic") {
+      const decoded = Buffer.from(rest, "base64").toString("utf8");
+      const colon = decoded.indexOf(":");
+      if (colon < 0) return value;
+      const swap = (field: string) => bound.find((credential) => credential.placeholder === field)?.real ?? field;
+      const user = swap(decoded.slice(0, colon));
+      const password = swap(decoded.slice(colon + 1));
+      return `${scheme} ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+    }
+    const credential = bound.find((candidate) => candidate.placeholder === rest);
+    return credential ? `${scheme} ${credential.real}` : value;
+  }
+}
