@@ -11,6 +11,7 @@
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import { connectionClosed } from "../../errors/rpc-error.js";
 import type { SessionContext } from "../context.js";
+import { base64Length } from "../reply-size.js";
 import { mappingFsErrors } from "./fs-error.js";
 import { fsPath } from "./fs-path.js";
 import { MAX_READ_FILE_BYTES } from "./limits.js";
@@ -24,7 +25,7 @@ import { fsConfinement, hiddenFilesFor } from "./sandbox-gate.js";
 const SMALLEST_RESERVATION = 64 * 1024;
 
 /** The reply's size for `fileBytes`: base64 of the file, and the envelope around it. */
-const replyBytesFor = (fileBytes: number) => Math.ceil(fileBytes / 3) * 4 + 128;
+const replyBytesFor = (fileBytes: number) => base64Length(fileBytes) + 128;
 
 /** Waits until the connection's reply budget has room for `replyBytes`, then holds it for this reply. */
 async function reserveReplyRoom(context: SessionContext, replyBytes: number): Promise<void> {

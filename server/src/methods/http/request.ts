@@ -5,6 +5,7 @@
  */
 import type { ParamsOf, ResultOf } from "@execmux/shared";
 import type { SessionContext } from "../context.js";
+import { base64Length } from "../reply-size.js";
 import { connectionClosed } from "../../errors/rpc-error.js";
 import { streamBody } from "./body-stream.js";
 import { readBufferedBody } from "./buffered-body.js";
@@ -69,7 +70,7 @@ const REPLY_OVERHEAD_BYTES = 64 * 1024;
 async function holdRoomFor(mostBytes: number, context: SessionContext, call: HttpCall): Promise<void> {
   // Past timeoutMs while waiting: reqwest's words for a body that timed out.
   const gaveUp = () => (call.abortCause === "timeout" ? bodyReadFailed(BODY_READ_ERROR) : connectionClosed());
-  const replyBytes = Math.ceil(mostBytes / 3) * 4 + REPLY_OVERHEAD_BYTES;
+  const replyBytes = base64Length(mostBytes) + REPLY_OVERHEAD_BYTES;
   await Promise.race([context.whenReplyRoom(replyBytes), aborted(call.signal)]);
   if (call.signal.aborted) throw gaveUp();
   context.reserveReply(replyBytes);

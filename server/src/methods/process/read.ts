@@ -3,6 +3,7 @@ import type { ManagedProcess } from "../../process/managed-process.js";
 import type { ConnectionPort } from "../connection-port.js";
 import { connectionClosed } from "../../errors/rpc-error.js";
 import type { ProcessContext } from "../context.js";
+import { base64Length } from "../reply-size.js";
 
 const MAX_WAIT_MS = 3_600_000;
 /** `{"seq":…,"stream":"stdout","chunk":""}` around each chunk's base64. */
@@ -54,7 +55,7 @@ async function readUntilChange(
     const maxBytes = Math.min(askedBytes, outputBytesFitting(reply.replyRoomBytes()));
     // The host answers later: until it has, the room this read may take counts as owed, or a
     // burst of reads all sized to the same room would pass the bound many times over.
-    const release = reply.holdReplyRoom(Math.ceil(Math.min(maxBytes, process.outputBytesHeard) / 3) * 4);
+    const release = reply.holdReplyRoom(base64Length(Math.min(maxBytes, process.outputBytesHeard)));
     const { state, gap, chunks } = await process.read(afterSeq, maxBytes).finally(release);
     connection.assertNotEvicted();
     const last = chunks[chunks.length - 1];
@@ -67,7 +68,7 @@ async function readUntilChange(
     const remaining = deadline - Date.now();
     if (chunks.length > 0 || gap || state.closed || newTerminalEvent || remaining <= 0 || abort.aborted) {
       const perChunk = CHUNK_OVERHEAD_BYTES + (params.timestamps ? TIME_OVERHEAD_BYTES : 0);
-      reply.reserveReply(chunks.reduce((sum, chunk) => sum + Math.ceil(chunk.data.length / 3) * 4 + perChunk, 0));
+      reply.reserveReply(chunks.reduce((sum, chunk) => sum + base64Length(chunk.data.length) + perChunk, 0));
       return {
         chunks: chunks.map((chunk) => ({
           seq: chunk.seq,
