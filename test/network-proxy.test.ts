@@ -193,19 +193,20 @@ describe("the proxy's connection budget", () => {
     });
     try {
       const port = Number(/:(\d+)$/.exec(proxy.env.HTTP_PROXY!)![1]);
+      const target = await loopbackTarget();
       const sockets = await Promise.all(
         Array.from({ length: PROCESS_MAX_CONNECTIONS + 20 }, () => {
-          const socket = connect(port, "127.0.0.1");
+          // Each asks for a tunnel: an admitted one is answered and stays open, a refused one closes unanswered.
+          const socket = connect(port, "127.0.0.1", () => socket.write(`CONNECT ${new URL(target).host} HTTP/1.1\r\nhost: ${new URL(target).host}\r\n\r\n`));
           return new Promise<{ socket: Socket; refused: boolean }>((resolve) => {
+            socket.once("data", () => resolve({ socket, refused: false }));
             socket.once("close", () => resolve({ socket, refused: true }));
-            // Held: an open connection gets nothing until it asks something.
-            socket.once("connect", () => socket.setTimeout(500, () => resolve({ socket, refused: false })));
+            socket.on("error", () => undefined);
           });
         }),
       );
       expect(sockets.filter(({ refused }) => refused)).toHaveLength(20);
       for (const { socket } of sockets) socket.destroy();
-      const target = await loopbackTarget();
       await vi.waitFor(async () => {
         const answer = await fetchThrough(port, `${target}/`);
         expect(answer).toContain("target reached");
