@@ -14,6 +14,8 @@
  */
 import { randomInt } from "node:crypto";
 import { basename } from "node:path";
+import { matchesHost, matchesRequest, type CredentialDestination, type RequestTarget } from "./credential-destination.js";
+import { destinationsFor, placeholderFor as customPlaceholderFor, recognizes, swapAuthorization, translateHeaders, type CustomProvider } from "./custom-providers.js";
 import { normalizeHost } from "./host-patterns.js";
 
 export const BROKER_ACTIVE_ENV = "CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE";
@@ -51,7 +53,10 @@ export interface BrokeredCredential {
   readonly name: string;
   readonly real: string;
   readonly placeholder: string;
-  readonly matchesHost: (host: string) => boolean;
+  /** A built-in provider's: bound to hosts, carried in Authorization over HTTPS. */
+  readonly matchesHost?: (host: string) => boolean;
+  /** A custom provider's: bound to URL prefixes, carried as the provider says. */
+  readonly custom?: { readonly provider: CustomProvider; readonly destinations: readonly CredentialDestination[] };
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -78,8 +83,15 @@ export class CredentialBroker {
    * Replaces, in `env`, each credential inherited from `daemonEnv` (not set
    * by the client in `clientEnv`) with a placeholder, and every other
    * variable's copy of it too; sets upstream's two marker variables.
+   * A custom provider's credentials are masked wherever they come from (the
+   * client's `env` included), as upstream masks them.
    */
-  static virtualize(env: Record<string, string>, daemonEnv: Readonly<Record<string, string | undefined>>, clientEnv: Readonly<Record<string, string>>): CredentialBroker {
+  static virtualize(
+    env: Record<string, string>,
+    daemonEnv: Readonly<Record<string, string | undefined>>,
+    clientEnv: Readonly<Record<string, string>>,
+    providers: readonly CustomProvider[] = [],
+  ): CredentialBroker {
     const broker = new CredentialBroker();
     const marker: [string, string][] = [];
     for (const source of SOURCES) {
@@ -92,6 +104,18 @@ export class CredentialBroker {
         if (!prefix) continue;
         const placeholder = broker.credentials.find((known) => known.real === real)?.placeholder ?? placeholderFor(real, prefix);
         broker.credentials.push({ name, real, placeholder, matchesHost });
+        marker.push([name, placeholder]);
+      }
+    }
+    for (const provider of providers) {
+      const destinations = destinationsFor(provider, env);
+      if (destinations.length === 0) continue;
+      for (const name of provider.env) {
+        const real = env[name]?.trim();
+        if (!real || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || !recognizes(provider, real)) continue;
+        const placeholder = customPlaceholderFor(provider, real);
+        if (placeholder === undefined) continue;
+        broker.credentials.push({ name, real, placeholder, custom: { provider, destinations } });
         marker.push([name, placeholder]);
       }
     }
@@ -112,35 +136,65 @@ export class CredentialBroker {
     return broker;
   }
 
-  /** Whether CONNECTs to this host are terminated here (a credential may go there). */
-  requiresMitm(host: string): boolean {
+  /** Whether CONNECTs to this host and port are terminated here (a credential may go there over HTTPS). */
+  requiresMitm(host: string, port: number): boolean {
     const normalized = normalizeHost(host);
-    return this.credentials.some((credential) => credential.matchesHost(normalized));
+    return this.credentials.some((credential) =>
+      credential.custom
+        ? credential.custom.destinations.some((destination) => destination.scheme === "https" && matchesHost(destination, normalized, port))
+        : credential.matchesHost!(normalized),
+    );
+  }
+
+  /** Whether plain HTTP requests to this host and port may get a real value (a custom provider's loopback `http://` prefix). */
+  interceptsHttp(host: string, port: number): boolean {
+    const normalized = normalizeHost(host);
+    return this.credentials.some((credential) =>
+      credential.custom?.destinations.some((destination) => destination.scheme === "http" && matchesHost(destination, normalized, port)),
+    );
+  }
+
+  /**
+   * The headers of a request to `target` that get a real value in place of
+   * its placeholder (lower-case name to new value). Built-in credentials go
+   * in Authorization over HTTPS to their hosts; a custom provider's to its
+   * destinations, as its auth methods say. Two credentials that would give
+   * one header different values give it neither (upstream's ambiguity rule).
+   */
+  headersFor(target: RequestTarget, header: (name: string) => string | undefined): Map<string, string> {
+    const changed = new Map<string, string>();
+    const authorization = header("authorization");
+    if (target.scheme === "https" && authorization !== undefined) {
+      const value = this.authorizationFor(target.host, authorization);
+      if (value !== authorization) changed.set("authorization", value);
+    }
+    const proposals = new Map<string, Set<string>>();
+    for (const credential of this.credentials) {
+      const custom = credential.custom;
+      if (!custom || !custom.destinations.some((destination) => matchesRequest(destination, target))) continue;
+      for (const [name, value] of translateHeaders(custom.provider, header, credential.placeholder, credential.real)) {
+        proposals.set(name, (proposals.get(name) ?? new Set()).add(value));
+      }
+    }
+    for (const [name, values] of proposals) {
+      if (values.size === 1 && !changed.has(name)) changed.set(name, [...values][0]!);
+      else changed.delete(name);
+    }
+    return changed;
   }
 
   /**
    * The Authorization header with the real value for the placeholder of a
-   * credential bound to `host`: a bearer-style `<scheme> <placeholder>`, or
-   * Basic with the placeholder as user or password. Anything else (the
+   * built-in credential bound to `host`: a bearer-style `<scheme> <placeholder>`,
+   * or Basic with the placeholder as user or password. Anything else (the
    * placeholder inside a longer word, another header) is left as it is.
    */
-  authorizationFor(host: string, value: string): string {
+  private authorizationFor(host: string, value: string): string {
     const normalized = normalizeHost(host);
-    const bound = this.credentials.filter((credential) => credential.matchesHost(normalized));
-    const space = value.indexOf(" ");
-    if (space < 0) return value;
-    const scheme = value.slice(0, space);
-    const rest = value.slice(space + 1).trim();
-    if (scheme.toLowerCase() === "basic") {
-      const decoded = Buffer.from(rest, "base64").toString("utf8");
-      const colon = decoded.indexOf(":");
-      if (colon < 0) return value;
-      const swap = (field: string) => bound.find((credential) => credential.placeholder === field)?.real ?? field;
-      const user = swap(decoded.slice(0, colon));
-      const password = swap(decoded.slice(colon + 1));
-      return `${scheme} ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+    let result = value;
+    for (const credential of this.credentials) {
+      if (credential.matchesHost?.(normalized)) result = swapAuthorization(result, credential.placeholder, credential.real);
     }
-    const credential = bound.find((candidate) => candidate.placeholder === rest);
-    return credential ? `${scheme} ${credential.real}` : value;
+    return result;
   }
 }

@@ -38,11 +38,33 @@ function stripProxyHeaders(rawHeaders: string[]): void {
   }
 }
 
+/** The path of an absolute-form request target, as sent (no query). */
+function rawPath(url: string): string {
+  const authority = url.indexOf("://");
+  const slash = authority < 0 ? url.indexOf("/") : url.indexOf("/", authority + 3);
+  if (slash < 0) return "/";
+  return url.slice(slash).split("?")[0]!.split("#")[0]!;
+}
+
+/** A plain HTTP request to a custom provider's loopback destination gets the real value for its placeholder (credential-broker.ts headersFor). */
+function substituteCredentials(broker: CredentialBroker, url: string, host: string, port: number, rawHeaders: string[]): void {
+  const header = (name: string) => {
+    for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.toLowerCase() === name) return rawHeaders[index + 1];
+    return undefined;
+  };
+  for (const [name, value] of broker.headersFor({ scheme: "http", host, port, path: rawPath(url) }, header)) {
+    for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.toLowerCase() === name) rawHeaders[index + 1] = value;
+  }
+}
+
 export class HttpFront {
   private readonly proxy: Server;
   private readonly agent = new Agent({ keepAlive: false });
 
-  /** With `masking`, CONNECTs to a credential's hosts are terminated here (mitm-front.ts); the rest are tunnels. */
+  /**
+   * With `masking`, CONNECTs to a credential's HTTPS destinations are terminated here (mitm-front.ts), the rest are
+   * tunnels; plain HTTP requests to a custom provider's loopback `http://` destination get the real value here.
+   */
   constructor(gate: Gate, masking?: { readonly broker: CredentialBroker }) {
     this.proxy = new Server({
       port: 0,
@@ -65,13 +87,16 @@ export class HttpFront {
           };
         }
         const { address, family } = result;
-        if (!isHttp && masking?.broker.requiresMitm(hostname)) {
+        if (!isHttp && masking?.broker.requiresMitm(hostname, port)) {
           // Loaded, with the CA, only when a tunnel to a credential's host is asked for.
           const [{ mitmServer }, { mitmAuthority }] = await Promise.all([import("./mitm-front.js"), import("./mitm-ca.js")]);
           const server = await mitmServer({ host: normalizeHost(hostname), port, address, family }, masking.broker, await mitmAuthority());
           return { customConnectServer: server as never };
         }
         stripProxyHeaders(request.rawHeaders);
+        if (isHttp && masking?.broker.interceptsHttp(hostname, port)) {
+          substituteCredentials(masking.broker, request.url ?? "", normalizeHost(hostname), port, request.rawHeaders);
+        }
         // The address the gate judged, never a second lookup; no pooled sockets outliving the client's.
         return {
           httpAgent: this.agent,

@@ -11,10 +11,6 @@ import { NetworkPolicy } from "./policy.js";
 /** Upstream's bound on a process id that network/policyRequest carries. */
 const CALLBACK_PROCESS_ID_MAX_BYTES = 256;
 
-/** execmux reports credentialMaskingCustomProviders false: a start that names a custom provider is refused, never run unmasked. */
-export const CUSTOM_PROVIDERS_REFUSED =
-  "custom credential providers are not supported by this exec-server (capability credentialMaskingCustomProviders is false): the process was not started";
-
 /** A `sandbox` that upstream's Linux executor enforces (a managed profile confines what it names). */
 function hasManagedSandbox(params: ParamsOf<"process/start">): boolean {
   return params.sandbox?.permissions.type === "managed";
@@ -34,8 +30,6 @@ export function checkNetworkParams(params: ParamsOf<"process/start">): NetworkPo
     throw invalidParams("transparent TCP requires an executor-local managed proxy");
   }
   if (!launch) return undefined;
-  // A process that was to see only masked credentials must not start with the real ones.
-  if (Object.keys(launch.proxy.credentialProviders ?? {}).length > 0) throw invalidParams(CUSTOM_PROVIDERS_REFUSED);
   if (launch.proxy.transparentTcp === true && !hasManagedSandbox(params)) {
     throw invalidParams("transparent TCP requires a managed Linux sandbox");
   }

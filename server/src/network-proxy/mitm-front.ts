@@ -2,7 +2,7 @@
  * A CONNECT tunnel to a host a masked credential belongs to is terminated
  * here: the process gets a certificate for that host from the proxy's CA
  * (mitm-ca.ts), each request it sends gets the real credential in place of
- * its placeholder (credential-broker.ts), and goes on over TLS to the
+ * its placeholder (credential-broker.ts headersFor), and goes on over TLS to the
  * address the gate judged, verified against the system's roots and the
  * executor's SSL_CERT_FILE. Every other tunnel stays a plain byte stream.
  *
@@ -32,7 +32,12 @@ export async function mitmServer(target: MitmTarget, broker: CredentialBroker, a
   const server = createServer({ key: leaf.key, cert: leaf.cert, maxHeaderSize: MAX_HEADER_BYTES }, (incoming, outgoing) => {
     const headers = { ...incoming.headers };
     delete headers["proxy-connection"];
-    if (typeof headers.authorization === "string") headers.authorization = broker.authorizationFor(target.host, headers.authorization);
+    const header = (name: string) => {
+      const value = headers[name];
+      return typeof value === "string" ? value : undefined;
+    };
+    const path = (incoming.url ?? "/").split("?")[0]!;
+    for (const [name, value] of broker.headersFor({ scheme: "https", host: target.host, port: target.port, path }, header)) headers[name] = value;
     const onward = httpsRequest(
       {
         host: target.address,

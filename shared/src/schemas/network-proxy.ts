@@ -34,21 +34,28 @@ export const ManagedNetworkSchema = Type.Object({
   transparentTcp: Type.Optional(Type.Boolean()),
 });
 
-const ProviderList = Opt(Type.Array(Type.String({ maxLength: PATTERN_MAX_LENGTH }), { maxItems: 64 }));
+const ProviderList = (maxLength: number) => Opt(Type.Array(Type.String({ maxLength }), { maxItems: 64 }));
+
+/** How a request carries a custom provider's credential (upstream's CredentialAuthMethod). */
+export const CredentialAuthMethodSchema = Type.Union([Type.Literal("bearer"), Type.Literal("token"), Type.Literal("basic"), Type.Literal("header")]);
 
 /**
  * One custom credential provider (upstream's CredentialProviderConfig, which
- * denies unknown fields): the variables it masks and where their real value
- * may go. Accepted in shape; a start that names one is refused (capability
- * credentialMaskingCustomProviders is false).
+ * denies unknown fields): the variables it masks (`env`), what its
+ * credentials look like (`patterns`, regular expressions), where their real
+ * value may go (`url_prefixes`, or the URL in the variable
+ * `url_prefix_from_env` names) and how requests carry it (`auth`, default
+ * bearer; `header` and `prefix` for header authentication). The rest of the
+ * checks (server/src/network-proxy/custom-providers.ts) need the patterns compiled.
  */
 export const CredentialProviderConfigSchema = Type.Object(
   {
-    env: ProviderList,
-    patterns: ProviderList,
-    url_prefixes: ProviderList,
+    env: ProviderList(PATTERN_MAX_LENGTH),
+    /** Upstream refuses a pattern over 2048 bytes with its own words; the schema only bounds the request. */
+    patterns: ProviderList(8192),
+    url_prefixes: ProviderList(2048),
     url_prefix_from_env: Opt(Type.String({ maxLength: PATTERN_MAX_LENGTH })),
-    auth: ProviderList,
+    auth: Opt(Type.Array(CredentialAuthMethodSchema, { maxItems: 16 })),
     header: Opt(Type.String({ maxLength: PATTERN_MAX_LENGTH })),
     prefix: Opt(Type.String({ maxLength: PATTERN_MAX_LENGTH })),
   },
@@ -77,7 +84,7 @@ export const RemoteNetworkProxyConfigSchema = Type.Object(
      * real value back into requests to their hosts only (network-proxy/credential-broker.ts).
      */
     credentialMasking: Type.Optional(Type.Boolean()),
-    /** Custom providers, by name (upstream's credentialMaskingCustomProviders): refused when any is given. */
+    /** Custom providers, by name (capability credentialMaskingCustomProviders); used only with credentialMasking. */
     credentialProviders: Opt(Type.Record(Type.String({ maxLength: PATTERN_MAX_LENGTH }), CredentialProviderConfigSchema, { maxProperties: 64 })),
   },
   { serde: "struct RemoteNetworkProxyConfig" },

@@ -31,8 +31,8 @@ const CAPABILITIES: EnvironmentCapabilities = {
   fileWriteStreaming: true,
   /** network-proxy/credential-broker.ts, mitm-front.ts (test/credential-masking.test.ts against upstream). */
   credentialMasking: true,
-  /** Custom providers are refused (launch-params.ts). */
-  credentialMaskingCustomProviders: false,
+  /** network-proxy/custom-providers.ts (test/credential-masking.test.ts against upstream). */
+  credentialMaskingCustomProviders: true,
   linuxRootWritePreservesDevices: true,
   /** A grant on a root metadata link does not open a denied target (sandbox/resolve-policy.ts withoutReopenedDenials). */
   linuxApprovedRootWritePreservesRestrictions: true,

@@ -91,10 +91,25 @@ async function start(
   }
 }
 
-/** Placeholders for the executor's credentials in `env`, when upstream would mask for this argv (credential-broker.ts). */
+/**
+ * Placeholders for the credentials in `env`, when upstream would mask for this argv (credential-broker.ts).
+ * Custom providers are compiled first, whatever the argv: one that cannot be honoured refuses the start.
+ */
 async function maskCredentials(params: ParamsOf<"process/start">, env: Record<string, string>) {
-  const { CredentialBroker, masksFor } = await import("../../network-proxy/credential-broker.js");
-  return masksFor(params.argv) ? CredentialBroker.virtualize(env, process.env, params.env ?? {}) : undefined;
+  const [{ CredentialBroker, masksFor }, providers] = await Promise.all([import("../../network-proxy/credential-broker.js"), customProviders(params)]);
+  return masksFor(params.argv) ? CredentialBroker.virtualize(env, process.env, params.env ?? {}, providers) : undefined;
+}
+
+async function customProviders(params: ParamsOf<"process/start">) {
+  const configs = params.networkProxy?.proxy.credentialProviders ?? {};
+  if (Object.keys(configs).length === 0) return [];
+  const { compileProviders } = await import("../../network-proxy/custom-providers.js");
+  try {
+    return compileProviders(configs);
+  } catch (error) {
+    // Upstream logs such a provider and starts the process with its credential unmasked; a masking request is refused instead.
+    throw invalidParams((error as Error).message);
+  }
 }
 
 /** The sandbox is on unless there is none or it is `disabled`; then the proxy is bridged into it. */
