@@ -60,10 +60,12 @@ afterEach(() => {
 });
 
 /** A loopback HTTPS and a plain HTTP server that record what Authorization each request carried. */
-async function targets(): Promise<{ https: number; http: number; seen: string[] }> {
+async function targets(): Promise<{ https: number; http: number; seen: string[]; apiKeys: string[] }> {
   const seen: string[] = [];
+  const apiKeys: string[] = [];
   const record = (scheme: string) => (request: IncomingMessage, response: ServerResponse) => {
     seen.push(`${scheme} ${request.url} ${request.headers.authorization ?? "-"}`);
+    apiKeys.push(String(request.headers["x-api-key"] ?? "-"));
     response.end("ok\n");
   };
   const https = createHttpsServer({ key: TEST_LEAF_KEY, cert: TEST_LEAF_CERT }, record("https"));
@@ -72,7 +74,7 @@ async function targets(): Promise<{ https: number; http: number; seen: string[] 
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     closers.push(() => server.close());
   }
-  return { https: (https.address() as AddressInfo).port, http: (http.address() as AddressInfo).port, seen };
+  return { https: (https.address() as AddressInfo).port, http: (http.address() as AddressInfo).port, seen, apiKeys };
 }
 
 /** The executor's own environment: the token, the host it is bound to, the CA its proxy is to trust. */
@@ -167,20 +169,191 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])("credential mask
   });
 });
 
-describe("custom credential providers on execmux", () => {
-  it("are refused (-32602) and the process is not started: capability credentialMaskingCustomProviders is false", async () => {
-    const client = await WireClient.ready(await servers.execmux(executorEnv()));
+/** A custom provider's credential in each server's environment: `vendor_` and 24 lower-case letters. */
+const VENDOR = "vendor_realrealrealrealrealreal";
+const VENDOR_PATTERN = "vendor_[a-z]{24}";
+const PLACEHOLDER_SHAPE = /^vendor_[a-z]{24}$/;
+
+async function startWith(client: WireClient, processId: string, argv: string[], proxy: Record<string, unknown>, env: Record<string, string> = {}) {
+  const params = startParams(processId, argv, proxy);
+  return client.request("process/start", { ...params, env: { ...params.env, ...env } });
+}
+
+async function runWith(client: WireClient, processId: string, script: string, proxy: Record<string, unknown>, env: Record<string, string> = {}): Promise<string> {
+  const closed = client.closedOf(processId);
+  const started = await startWith(client, processId, ["/bin/bash", "-c", script], proxy, env);
+  expect(started.error).toBeUndefined();
+  await closed;
+  return client.output(processId);
+}
+
+describe.each(Object.keys(servers) as (keyof typeof servers)[])("custom credential providers on %s", (server) => {
+  const serve = async (extra: Record<string, string> = {}) => WireClient.ready(await servers[server]({ ...executorEnv(), VENDOR_TOKEN: VENDOR, ...extra }));
+
+  it("mask a matching value; the real one goes in Authorization only to the provider's URL prefixes", async () => {
+    const { https, http, seen } = await targets();
+    const client = await serve();
     const info = await client.call<{ capabilities: Record<string, boolean> }>("environment/info", null);
-    expect(info.capabilities.credentialMaskingCustomProviders).toBe(false);
-    const provider = { env: ["TEST_TOKEN"], url_prefixes: ["https://127.0.0.1:8443/"] };
-    const refused = await client.request("process/start", startParams("custom", ["/bin/bash", "-c", "true"], { credentialProviders: { test: provider } }));
-    expect(refused.error).toEqual({
-      code: ErrorCode.InvalidParams,
-      message: "custom credential providers are not supported by this exec-server (capability credentialMaskingCustomProviders is false): the process was not started",
-    });
-    const unknownField = await client.request("process/start", startParams("shape", ["/bin/bash", "-c", "true"], { credentialProviders: { test: { zzz: 1 } } }));
+    expect(info.capabilities.credentialMaskingCustomProviders).toBe(true);
+    const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: [`https://127.0.0.1:${https}/v1`, `http://127.0.0.1:${http}/v1`] };
+    const script = [
+      `for url in https://127.0.0.1:${https}/v1/a https://127.0.0.1:${https}/v1 https://127.0.0.1:${https}/v2/a https://127.0.0.1:${https}/v10 https://localhost:${https}/v1/a http://127.0.0.1:${http}/v1/a http://127.0.0.1:${http}/v2/a; do`,
+      `  curl -sS -m 10 -o /dev/null -w "%{http_code} " -H "Authorization: Bearer $VENDOR_TOKEN" $url; done; echo`,
+      `curl -sS -m 10 -o /dev/null -w "%{http_code}\\n" -H "x-api-key: $VENDOR_TOKEN" https://127.0.0.1:${https}/v1/header`,
+      `echo "token=$VENDOR_TOKEN"`,
+      `echo "brokered=$CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS"`,
+    ].join("\n");
+    const output = await runWith(client, "custom", script, { credentialProviders: { vendor: provider } });
+    const placeholder = /^token=(\S+)$/m.exec(output)?.[1] ?? "";
+    expect(placeholder).toMatch(PLACEHOLDER_SHAPE);
+    expect(placeholder).not.toBe(VENDOR);
+    expect(output).not.toContain(VENDOR);
+    // The built-in GitHub Enterprise token of executorEnv() is masked beside it.
+    expect(output.replaceAll(placeholder, "<placeholder>").replace(/ghp_masked[A-Za-z0-9]+/g, "<gh>")).toBe(
+      [
+        "200 200 200 200 200 200 200 ",
+        "200",
+        "token=<placeholder>",
+        `brokered=[["@alias:GH_ENTERPRISE_TOKEN","<gh>"],["@alias:VENDOR_TOKEN","<placeholder>"],["GH_ENTERPRISE_TOKEN","<gh>"],["VENDOR_TOKEN","<placeholder>"]]`,
+        "",
+      ].join("\n"),
+    );
+    const bearer = (token: string) => `Bearer ${token}`;
+    expect(seen).toEqual([
+      `https /v1/a ${bearer(VENDOR)}`,
+      `https /v1 ${bearer(VENDOR)}`,
+      `https /v2/a ${bearer(placeholder)}`,
+      // A prefix ends at a segment boundary: /v1 is not a prefix of /v10.
+      `https /v10 ${bearer(placeholder)}`,
+      `https /v1/a ${bearer(placeholder)}`,
+      `http /v1/a ${bearer(VENDOR)}`,
+      `http /v2/a ${bearer(placeholder)}`,
+      // The bearer method does not touch other headers.
+      `https /v1/header -`,
+    ]);
+  });
+
+  it("with header authentication and a destination from url_prefix_from_env, the real value goes only in that header there", async () => {
+    const { https, seen, apiKeys } = await targets();
+    const client = await serve({ VENDOR_URL: `https://127.0.0.1:${https}/dyn` });
+    const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefix_from_env: "VENDOR_URL", auth: ["header"], header: "X-Api-Key", prefix: "Key " };
+    const script = [
+      `for url in https://127.0.0.1:${https}/dyn/a https://127.0.0.1:${https}/other; do`,
+      `  curl -sS -m 10 -o /dev/null -w "%{http_code} " -H "x-api-key: Key $VENDOR_TOKEN" -H "Authorization: Bearer $VENDOR_TOKEN" $url; done`,
+      `curl -sS -m 10 -o /dev/null -w "%{http_code}\\n" -H "x-api-key: $VENDOR_TOKEN" https://127.0.0.1:${https}/dyn/no-prefix`,
+      `echo "token=$VENDOR_TOKEN"`,
+    ].join("\n");
+    const output = await runWith(client, "header", script, { credentialProviders: { vendor: provider } });
+    const placeholder = /^token=(\S+)$/m.exec(output)?.[1] ?? "";
+    expect(placeholder).toMatch(PLACEHOLDER_SHAPE);
+    expect(output.replaceAll(placeholder, "<placeholder>")).toBe("200 200 200\ntoken=<placeholder>\n");
+    expect(seen).toEqual([`https /dyn/a Bearer ${placeholder}`, `https /other Bearer ${placeholder}`, `https /dyn/no-prefix -`]);
+    expect(apiKeys).toEqual([`Key ${VENDOR}`, `Key ${placeholder}`, placeholder]);
+  });
+
+  it("mask a value the client sends in env too, and Basic and token schemes when the provider lists them", async () => {
+    const { https, seen } = await targets();
+    const client = await serve();
+    const sent = `vendor_${"client".repeat(4)}`;
+    const provider = { env: ["CLIENT_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: [`https://127.0.0.1:${https}/v1`], auth: ["basic", "token"] };
+    const script = [
+      `curl -sS -m 10 -o /dev/null -w "%{http_code} " -u "user:$CLIENT_TOKEN" https://127.0.0.1:${https}/v1/basic`,
+      `curl -sS -m 10 -o /dev/null -w "%{http_code} " -H "Authorization: token $CLIENT_TOKEN" https://127.0.0.1:${https}/v1/token`,
+      `curl -sS -m 10 -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $CLIENT_TOKEN" https://127.0.0.1:${https}/v1/bearer`,
+      `echo "token=$CLIENT_TOKEN"`,
+    ].join("\n");
+    const output = await runWith(client, "client", script, { credentialProviders: { vendor: provider } }, { CLIENT_TOKEN: sent });
+    const placeholder = /^token=(\S+)$/m.exec(output)?.[1] ?? "";
+    expect(placeholder).toMatch(PLACEHOLDER_SHAPE);
+    expect(placeholder).not.toBe(sent);
+    expect(seen).toEqual([
+      `https /v1/basic Basic ${Buffer.from(`user:${sent}`).toString("base64")}`,
+      `https /v1/token token ${sent}`,
+      `https /v1/bearer Bearer ${placeholder}`,
+    ]);
+  });
+
+  it("leave everything as it was without credentialMasking, and for a login shell", async () => {
+    const client = await serve();
+    const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] };
+    expect(await runWith(client, "off", "echo $VENDOR_TOKEN", { credentialMasking: false, credentialProviders: { vendor: provider } })).toBe(`${VENDOR}\n`);
+    const closed = client.closedOf("login");
+    expect((await startWith(client, "login", ["/bin/bash", "-lc", "echo $VENDOR_TOKEN"], { credentialProviders: { vendor: provider } })).error).toBeUndefined();
+    await closed;
+    expect(client.output("login")).toBe(`${VENDOR}\n`);
+  });
+
+  it("refuse an auth method upstream does not know (-32602, serde's words)", async () => {
+    const client = await serve();
+    const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"], auth: ["digest"] };
+    const refused = await startWith(client, "digest", ["/bin/bash", "-c", "true"], { credentialProviders: { vendor: provider } });
+    expect(refused.error).toEqual({ code: ErrorCode.InvalidParams, message: "unknown variant `digest`, expected one of `bearer`, `token`, `basic`, `header`" });
+  });
+});
+
+/** Providers upstream 0.171 cannot compile: it logs and skips them and starts the process unmasked; execmux refuses the start. */
+const INVALID_PROVIDERS: [Record<string, unknown>, string][] = [
+  [{ env: ["VENDOR_TOKEN"], url_prefixes: ["https://vendor.example/v1"] }, "credential provider `vendor` has no credential patterns"],
+  [{ env: [], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] }, "credential provider `vendor` has no environment keys"],
+  [{ env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN] }, "credential provider `vendor` has no destination URL prefixes"],
+  [{ env: ["VENDOR-TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] }, "credential provider `vendor` has an invalid environment key"],
+  [{ env: ["GH_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] }, "credential provider `vendor` overlaps a built-in credential source"],
+  [{ env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefix_from_env: "VENDOR_TOKEN" }, "credential provider `vendor` has an invalid host environment key"],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["http://vendor.example/v1"] },
+    "invalid destination for credential provider `vendor`: credential destination must use HTTPS unless it targets loopback over HTTP",
+  ],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1?x=1"] },
+    "invalid destination for credential provider `vendor`: credential destination cannot include user information, a query, or a fragment",
+  ],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"], header: "x-api-key" },
+    "credential provider `vendor` requires a header name exactly when using header authentication",
+  ],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"], prefix: "Key " },
+    "credential provider `vendor` requires header authentication to use a header prefix",
+  ],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"], auth: ["header"], header: "bad header" },
+    "invalid header for credential provider `vendor`: invalid HTTP header name",
+  ],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: ["a*"], url_prefixes: ["https://vendor.example/v1"] },
+    "invalid credential pattern for provider `vendor`: credential pattern must not match an empty value",
+  ],
+  [
+    { env: ["VENDOR_TOKEN"], patterns: [`vendor_${"[a-z]".repeat(420)}`], url_prefixes: ["https://vendor.example/v1"] },
+    "invalid credential pattern for provider `vendor`: credential pattern exceeds 2048 bytes",
+  ],
+];
+
+describe("custom credential providers upstream cannot use", () => {
+  const script = "echo token=$VENDOR_TOKEN";
+  it("upstream starts the process with the value unmasked", async () => {
+    const client = await WireClient.ready(await servers.upstream({ ...executorEnv(), VENDOR_TOKEN: VENDOR }));
+    for (const [index, [provider]] of INVALID_PROVIDERS.entries()) {
+      expect(await runWith(client, `invalid${index}`, script, { credentialProviders: { vendor: provider } })).toBe(`token=${VENDOR}\n`);
+    }
+  });
+
+  it("execmux refuses the start (-32602, upstream's reason) and starts nothing", async () => {
+    const client = await WireClient.ready(await servers.execmux({ ...executorEnv(), VENDOR_TOKEN: VENDOR }));
+    for (const [index, [provider, message]] of INVALID_PROVIDERS.entries()) {
+      const refused = await startWith(client, `invalid${index}`, ["/bin/bash", "-c", script], { credentialProviders: { vendor: provider } });
+      expect(refused.error, message).toEqual({ code: ErrorCode.InvalidParams, message });
+    }
+    const valid = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] };
+    const overlapping = await startWith(client, "overlap", ["/bin/bash", "-c", script], { credentialProviders: { a: valid, b: valid } });
+    expect(overlapping.error?.message).toBe("credential provider `b` overlaps the environment source of credential provider `a`");
+    // Each list may hold 64 patterns (the schema's bound); one start compiles at most 64 in all.
+    const half = (key: string) => ({ env: [key], patterns: Array.from({ length: 33 }, (_, index) => `vendor${index}_[a-z]{24}`), url_prefixes: ["https://vendor.example/v1"] });
+    const budget = await startWith(client, "budget", ["/bin/bash", "-c", script], { credentialProviders: { a: half("A_TOKEN"), b: half("B_TOKEN") } });
+    expect(budget.error?.message).toBe("custom credential providers name 66 patterns; this exec-server compiles at most 64 per process start");
+    const unknownField = await startWith(client, "shape", ["/bin/bash", "-c", script], { credentialProviders: { vendor: { ...valid, zzz: 1 } } });
     expect(unknownField.error?.code).toBe(ErrorCode.InvalidParams);
     const listed = await client.call<{ processes: { processId: string }[] }>("process/list", {});
-    expect(listed.processes.map((process) => process.processId)).not.toContain("custom");
+    expect(listed.processes).toEqual([]);
   });
 });
