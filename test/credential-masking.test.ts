@@ -9,13 +9,13 @@
  * variables and a CA bundle; the server must see the real token only on the
  * HTTPS request to the credentialed host, the placeholder elsewhere.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ErrorCode } from "@execmux/shared";
+import { codexSandbox, ErrorCode } from "@execmux/shared";
 import { spawnDaemon } from "./helpers/cli.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { TEST_CA_CERT, TEST_LEAF_CERT, TEST_LEAF_KEY } from "./helpers/tls-fixture.js";
@@ -355,5 +355,57 @@ describe("custom credential providers upstream cannot use", () => {
     expect(unknownField.error?.code).toBe(ErrorCode.InvalidParams);
     const listed = await client.call<{ processes: { processId: string }[] }>("process/list", {});
     expect(listed.processes).toEqual([]);
+  });
+});
+
+describe("a sandboxed process with credential masking on execmux", () => {
+  it("finds the real tokens nowhere it can read: its environment, the CA bundle's directory, /proc/*/environ, /proc/*/cmdline", async () => {
+    const { https } = await targets();
+    const stateDirectory = scratchDirectory("credmask-state");
+    const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--state-directory", stateDirectory], {
+      ...executorEnv(),
+      VENDOR_TOKEN: VENDOR,
+      HOME: scratchDirectory("credmask-home"),
+    });
+    const client = await WireClient.ready(daemon.url);
+    const project = realpathSync(scratchDirectory("credmask-project"));
+    const sandbox = codexSandbox("workspace-write", project);
+    const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: [`https://127.0.0.1:${https}/v1`] };
+    // Everything it can read goes to a file in its project; the test (outside) looks for the real values there.
+    const script = [
+      `out="$PWD/seen.txt"`,
+      `{ env`,
+      `  for file in "$(dirname "$SSL_CERT_FILE")"/*; do echo "== $file"; cat "$file"; done`,
+      `  for pid in /proc/[0-9]*; do echo "== $pid"; tr '\\0' '\\n' < $pid/environ; tr '\\0' ' ' < $pid/cmdline; echo; done`,
+      `} > "$out" 2>&1`,
+      `echo "pids: $(ls -d /proc/[0-9]* | wc -l)"`,
+      `[ -r /proc/$DAEMON_PID/environ ] && echo "daemon environ readable" || echo "daemon environ unreadable"`,
+      `curl -sS -m 10 -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $VENDOR_TOKEN" https://127.0.0.1:${https}/v1/a`,
+    ].join("\n");
+    const closed = client.closedOf("sandboxed");
+    const started = await client.request("process/start", {
+      processId: "sandboxed",
+      argv: ["/bin/bash", "-c", script],
+      cwd: project,
+      // Every variable of the executor, none held back by name (a real token would otherwise never reach env).
+      envPolicy: INHERIT_ALL,
+      env: { PATH: "/usr/bin:/bin", DAEMON_PID: String(daemon.child.pid) },
+      tty: false,
+      sandbox: { ...sandbox, permissions: { ...sandbox.permissions, network: "enabled" } },
+      enforceManagedNetwork: true,
+      networkProxy: { proxy: { ...PROXY, credentialMasking: true, credentialProviders: { vendor: provider } } },
+    });
+    expect(started.error, JSON.stringify(started.error)).toBeUndefined();
+    expect(started.result).toMatchObject({ sandboxType: "linuxSeccomp" });
+    await closed;
+    const output = client.output("sandboxed");
+    // The real value did go out, through the proxy, to the provider's destination.
+    expect(output).toMatch(/^pids: \d+\ndaemon environ unreadable\n200\n$/);
+    const seen = readFileSync(join(project, "seen.txt"), "utf8");
+    expect(seen).toContain("VENDOR_TOKEN=vendor_");
+    expect(seen).toContain("GH_ENTERPRISE_TOKEN=ghp_masked");
+    expect(seen).toContain("BEGIN CERTIFICATE");
+    expect(seen).not.toContain(VENDOR);
+    expect(seen).not.toContain(REAL);
   });
 });
