@@ -360,7 +360,7 @@ describe("custom credential providers upstream cannot use", () => {
 
 describe("a sandboxed process with credential masking on execmux", () => {
   it("finds the real tokens nowhere it can read: its environment, the CA bundle's directory, /proc/*/environ, /proc/*/cmdline", async () => {
-    const { https } = await targets();
+    const { https, seen: requests } = await targets();
     const stateDirectory = scratchDirectory("credmask-state");
     const daemon = await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn", "--state-directory", stateDirectory], {
       ...executorEnv(),
@@ -401,6 +401,7 @@ describe("a sandboxed process with credential masking on execmux", () => {
     const output = client.output("sandboxed");
     // The real value did go out, through the proxy, to the provider's destination.
     expect(output).toMatch(/^pids: \d+\ndaemon environ unreadable\n200\n$/);
+    expect(requests).toEqual([`https /v1/a Bearer ${VENDOR}`]);
     const seen = readFileSync(join(project, "seen.txt"), "utf8");
     expect(seen).toContain("VENDOR_TOKEN=vendor_");
     expect(seen).toContain("GH_ENTERPRISE_TOKEN=ghp_masked");
