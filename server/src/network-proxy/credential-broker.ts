@@ -10,12 +10,15 @@
  *
  * Upstream masks only for `bash -c` (a login shell, `sh -c` or a program run
  * directly keep the real values), and only values inherited from the
- * executor (what the client sends in `env` it knows already).
+ * executor (what the client sends in `env` it knows already). Custom
+ * providers (custom-providers.ts) add credentials of their own shapes,
+ * bound to URL prefixes rather than hosts, wherever their values come from.
  */
 import { randomInt } from "node:crypto";
 import { basename } from "node:path";
+import { swapAuthorization } from "./authorization-swap.js";
 import { matchesHost, matchesRequest, type CredentialDestination, type RequestTarget } from "./credential-destination.js";
-import { destinationsFor, placeholderFor as customPlaceholderFor, recognizes, swapAuthorization, translateHeaders, type CustomProvider } from "./custom-providers.js";
+import type { CustomProvider } from "./custom-providers.js";
 import { normalizeHost } from "./host-patterns.js";
 
 export const BROKER_ACTIVE_ENV = "CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE";
@@ -108,12 +111,12 @@ export class CredentialBroker {
       }
     }
     for (const provider of providers) {
-      const destinations = destinationsFor(provider, env);
+      const destinations = provider.destinationsFor(env);
       if (destinations.length === 0) continue;
       for (const name of provider.env) {
         const real = env[name]?.trim();
-        if (!real || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || !recognizes(provider, real)) continue;
-        const placeholder = customPlaceholderFor(provider, real);
+        if (!real || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || !provider.recognizes(real)) continue;
+        const placeholder = provider.placeholderFor(real);
         if (placeholder === undefined) continue;
         broker.credentials.push({ name, real, placeholder, custom: { provider, destinations } });
         marker.push([name, placeholder]);
@@ -172,7 +175,7 @@ export class CredentialBroker {
     for (const credential of this.credentials) {
       const custom = credential.custom;
       if (!custom || !custom.destinations.some((destination) => matchesRequest(destination, target))) continue;
-      for (const [name, value] of translateHeaders(custom.provider, header, credential.placeholder, credential.real)) {
+      for (const [name, value] of custom.provider.translateHeaders(header, credential.placeholder, credential.real)) {
         proposals.set(name, (proposals.get(name) ?? new Set()).add(value));
       }
     }

@@ -22,6 +22,7 @@
 import type { RemoteNetworkProxyConfig } from "@execmux/shared";
 import randexpModule from "randexp";
 import { RE2JS } from "re2js";
+import { swapAuthorization } from "./authorization-swap.js";
 import { parseDestination, type CredentialDestination } from "./credential-destination.js";
 
 /** randexp is CommonJS whose module.exports is the class itself; its types describe it as an ES default export. */
@@ -47,6 +48,7 @@ interface Pattern {
   readonly draw: RandExp;
 }
 
+/** A compiled provider; the broker calls its methods, so it never loads this module (nor re2js) itself. */
 export interface CustomProvider {
   readonly name: string;
   readonly env: readonly string[];
@@ -57,6 +59,10 @@ export interface CustomProvider {
   readonly destinations: readonly CredentialDestination[];
   readonly urlPrefixFromEnv: string | undefined;
   readonly patterns: readonly Pattern[];
+  recognizes(value: string): boolean;
+  placeholderFor(real: string): string | undefined;
+  destinationsFor(env: Readonly<Record<string, string>>): CredentialDestination[];
+  translateHeaders(header: (name: string) => string | undefined, placeholder: string, real: string): [string, string][];
 }
 
 const validEnvironmentKey = (key: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key);
@@ -118,7 +124,21 @@ function compileProvider(name: string, config: ProviderConfig): CustomProvider {
       throw new Error(`invalid credential pattern for provider \`${name}\`: ${(error as Error).message}`);
     }
   });
-  return { name, env, methods, header: header?.toLowerCase(), prefix: prefix ?? "", destinations, urlPrefixFromEnv: fromEnv, patterns: compiled };
+  const provider: CustomProvider = {
+    name,
+    env,
+    methods,
+    header: header?.toLowerCase(),
+    prefix: prefix ?? "",
+    destinations,
+    urlPrefixFromEnv: fromEnv,
+    patterns: compiled,
+    recognizes: (value) => recognizes(provider, value),
+    placeholderFor: (real) => placeholderFor(provider, real),
+    destinationsFor: (environment) => destinationsFor(provider, environment),
+    translateHeaders: (lookup, placeholder, real) => translateHeaders(provider, lookup, placeholder, real),
+  };
+  return provider;
 }
 
 function compilePattern(source: string): Pattern {
@@ -154,7 +174,7 @@ function drawPlaceholder(pattern: Pattern, usable: (candidate: string) => boolea
 }
 
 /** Whether `value` is one of this provider's credentials (a whole match of a pattern). */
-export function recognizes(provider: CustomProvider, value: string): boolean {
+function recognizes(provider: CustomProvider, value: string): boolean {
   return provider.patterns.some((pattern) => pattern.full.matches(value));
 }
 
@@ -166,7 +186,7 @@ const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
  * that each auth method can carry as it would carry `real` (a header value;
  * for Basic, a colon where `real` has one). Undefined: left unmasked.
  */
-export function placeholderFor(provider: CustomProvider, real: string): string | undefined {
+function placeholderFor(provider: CustomProvider, real: string): string | undefined {
   const pattern = provider.patterns.find((candidate) => candidate.full.matches(real));
   if (!pattern) return undefined;
   return drawPlaceholder(pattern, (candidate) => {
@@ -178,7 +198,7 @@ export function placeholderFor(provider: CustomProvider, real: string): string |
 }
 
 /** The destinations a credential of this provider may go to, given the process's environment (with `url_prefix_from_env`'s URL). */
-export function destinationsFor(provider: CustomProvider, env: Readonly<Record<string, string>>): CredentialDestination[] {
+function destinationsFor(provider: CustomProvider, env: Readonly<Record<string, string>>): CredentialDestination[] {
   const destinations = [...provider.destinations];
   const url = provider.urlPrefixFromEnv ? env[provider.urlPrefixFromEnv] : undefined;
   if (url) {
@@ -200,7 +220,7 @@ export function destinationsFor(provider: CustomProvider, env: Readonly<Record<s
  * user or password), or the provider's header holding exactly
  * `prefix + placeholder`.
  */
-export function translateHeaders(provider: CustomProvider, header: (name: string) => string | undefined, placeholder: string, real: string): [string, string][] {
+function translateHeaders(provider: CustomProvider, header: (name: string) => string | undefined, placeholder: string, real: string): [string, string][] {
   const translated: [string, string][] = [];
   for (const method of provider.methods) {
     if (method === "header") {
@@ -215,23 +235,4 @@ export function translateHeaders(provider: CustomProvider, header: (name: string
     if (value !== authorization && !translated.some(([known]) => known === "authorization")) translated.push(["authorization", value]);
   }
   return translated;
-}
-
-/** `<scheme> <placeholder>` or Basic with the placeholder as user or password, with `real` in its place; anything else as it is. */
-export function swapAuthorization(value: string, placeholder: string, real: string): string {
-  const space = value.indexOf(" ");
-  if (space < 0) return value;
-  const scheme = value.slice(0, space);
-  const rest = value.slice(space + 1).trim();
-  if (scheme.toLowerCase() === "basic") {
-    const decoded = Buffer.from(rest, "base64").toString("utf8");
-    const colon = decoded.indexOf(":");
-    if (colon < 0) return value;
-    const swap = (field: string) => (field === placeholder ? real : field);
-    const user = decoded.slice(0, colon);
-    const password = decoded.slice(colon + 1);
-    if (user !== placeholder && password !== placeholder) return value;
-    return `${scheme} ${Buffer.from(`${swap(user)}:${swap(password)}`).toString("base64")}`;
-  }
-  return rest === placeholder ? `${scheme} ${real}` : value;
 }
