@@ -19,7 +19,8 @@ import { codexSandbox, ErrorCode } from "@execmux/shared";
 import { spawnDaemon } from "./helpers/cli.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { TEST_CA_CERT, TEST_LEAF_CERT, TEST_LEAF_KEY } from "./helpers/tls-fixture.js";
-import { startUpstreamExecServer } from "./helpers/upstream.js";
+import { olderThan } from "./helpers/differential.js";
+import { startUpstreamExecServer, upstreamVersion } from "./helpers/upstream.js";
 import { WireClient } from "./helpers/wire-client.js";
 
 /** A GitHub-shaped token (the prefix is what upstream's provider recognises). */
@@ -146,7 +147,10 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])("credential mask
         "active=1",
         `brokered=[["@alias:GH_ENTERPRISE_TOKEN","<placeholder>"],["GH_ENTERPRISE_TOKEN","<placeholder>"]]`,
         // Each names the bundle, but a CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE the executor has (this test's may) is kept.
-        ...CA_KEYS.filter((key) => key !== "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE" || !process.env[key]).map((key) => `ca ${key}`),
+        ...CA_KEYS.filter((key) => key !== "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE" || !process.env[key])
+          // DENO_CERT came with 0.171.0 (execmux names it, as 0.171 does).
+          .filter((key) => key !== "DENO_CERT" || server === "execmux" || !olderThan(upstreamVersion, "0.171.0"))
+          .map((key) => `ca ${key}`),
         "bundle readable",
         "keys found: 1",
         "",
