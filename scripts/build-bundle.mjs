@@ -28,6 +28,9 @@ await build({
   legalComments: "none",
   // Loaded with require() (createRequire) only when asked for, or with a native part.
   external: ["pino-pretty", "node-pty"],
+  // ws unmasks client frames with the optional native `bufferutil` when it can load it, else a byte at a time:
+  // this word-at-a-time JavaScript stands in for it (server/src/transport/ws-unmask.ts).
+  alias: { bufferutil: `${dist}transport/ws-unmask.js` },
   // Some CommonJS dependencies call require(); an ES module has none of its own.
   banner: { js: "import { createRequire as __execmuxRequire } from 'node:module'; const require = __execmuxRequire(import.meta.url);" },
   logLevel: "warning",
