@@ -277,6 +277,82 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])("custom credenti
     ]);
   });
 
+  it("find a provider's credentials in variables it does not list, but not in paths, host names or cut out of a word, as upstream 0.171 does", async () => {
+    const { https, seen } = await targets();
+    // name: value in the executor's environment, and whether upstream masks it (measured against the 0.171 binary).
+    const cases: [string, string, boolean][] = [
+      ["B_WHOLE", "vendor_bbbbbbbbbbbbbbbbbbbbbbbb", true],
+      ["B_EMBEDDED", "x=vendor_cccccccccccccccccccccccc;y", true],
+      ["B_GLUED_START", "zzvendor_dddddddddddddddddddddddd;", true],
+      ["B_USERINFO", "https://u:vendor_eeeeeeeeeeeeeeeeeeeeeeee@example.com/x", true],
+      // Shorter than 16, but after a distinctive literal prefix (`tok_`, 4 characters).
+      ["B_TOK", "x=tok_ffff;y", true],
+      ["B_GH", "ghp_abcdefghijklmnopqrstuvwxyz0123ZZZZZZ", true],
+      // Followed by a token character: cut out of a longer word.
+      ["B_GLUED_END", "vendor_gggggggggggggggggggggggg-x", false],
+      // Shorter than 16 with a short literal prefix (`k_`).
+      ["B_SHORT", "x=k_hhhhhh;y", false],
+      ["B_PATH", "/home/u/vendor_iiiiiiiiiiiiiiiiiiiiiiii/bin", false],
+      ["B_RELATIVE", "a/vendor_jjjjjjjjjjjjjjjjjjjjjjjj", false],
+      ["B_HOST", "https://vendor_kkkkkkkkkkkkkkkkkkkkkkkk.example.com/x", false],
+      ["B_GH_PATH", "/p/ghp_cbcdefghijklmnopqrstuvwxyz0123ZZZZZZ/q", false],
+      ["B_GH_SHORT", "ghp_abcdefgh", false],
+      // Search paths are never searched.
+      ["LIB_PATH", "vendor_llllllllllllllllllllllll", false],
+    ];
+    const client = await serve(Object.fromEntries(cases.map(([name, value]) => [name, value])));
+    const prefix = `https://127.0.0.1:${https}/v1`;
+    const providers = {
+      vendor: { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: [prefix] },
+      short: { env: ["SHORT_TOKEN"], patterns: ["k_[a-z]{6}"], url_prefixes: [prefix] },
+      tok: { env: ["TOK_TOKEN"], patterns: ["tok_[a-z]{4}"], url_prefixes: [prefix] },
+    };
+    const shapes = "vendor_[a-z]{24}|k_[a-z]{6}|tok_[a-z]{4}|ghp_[A-Za-z0-9]{36}";
+    const names = [...cases.map(([name]) => name), "C_EMBEDDED"];
+    const script = [
+      ...names.map((name) => `printf '%s\\n' "${name}=$${name}"`),
+      `echo "VENDOR_TOKEN=$VENDOR_TOKEN"`,
+      `echo "brokered=$CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS"`,
+      // Each credential-shaped word of each variable goes, as the process sees it, to the provider's prefix.
+      ...names.map((name) => `for t in $(printf %s "$${name}" | grep -oE '${shapes}'); do curl -sS -m 10 -o /dev/null -H "Authorization: Bearer $t" ${prefix}/${name}; done`),
+    ].join("\n");
+    const sent = "x=vendor_mmmmmmmmmmmmmmmmmmmmmmmm;y";
+    const output = await runWith(client, "discovered", script, { credentialProviders: providers }, { C_EMBEDDED: sent });
+    const expected: Record<string, string> = { ...Object.fromEntries(cases.map(([name, value]) => [name, value])), C_EMBEDDED: sent };
+    const masked = new Set([...cases.filter(([, , mask]) => mask).map(([name]) => name), "C_EMBEDDED"]);
+    const shown = Object.fromEntries([...output.matchAll(/^(\w+)=(.*)$/gm)].map(([, name, value]) => [name!, value!]));
+    // Each placeholder, named after the variable it was found in.
+    const placeholders = new Map<string, string>();
+    for (const name of names) {
+      const real = new RegExp(shapes).exec(expected[name]!)?.[0];
+      const fake = new RegExp(shapes.replace("ghp_[A-Za-z0-9]{36}", "ghp_masked[A-Za-z0-9]{30}")).exec(shown[name]!)?.[0];
+      if (masked.has(name)) {
+        expect(fake, name).toBeDefined();
+        expect(shown[name], name).toBe(expected[name]!.replace(real!, fake!));
+        placeholders.set(fake!, `<${name}>`);
+      } else {
+        expect(shown[name], name).toBe(expected[name]);
+      }
+    }
+    placeholders.set(shown.VENDOR_TOKEN!, "<VENDOR_TOKEN>");
+    const brokered = JSON.parse(shown.brokered!) as [string, string][];
+    expect(brokered.map(([name, value]) => [name, placeholders.get(value) ?? (value.startsWith("ghp_masked") ? "<gh>" : value)]).sort()).toEqual(
+      [
+        ["@alias:GH_ENTERPRISE_TOKEN", "<gh>"], ["GH_ENTERPRISE_TOKEN", "<gh>"],
+        ["@alias:VENDOR_TOKEN", "<VENDOR_TOKEN>"], ["VENDOR_TOKEN", "<VENDOR_TOKEN>"],
+        // A found credential is registered under its provider's first variable.
+        ...[...masked].flatMap((name) => [[`@alias:${name}`, `<${name}>`], [name === "B_GH" ? "GH_ENTERPRISE_TOKEN" : name === "B_TOK" ? "TOK_TOKEN" : "VENDOR_TOKEN", `<${name}>`]]),
+      ].sort(),
+    );
+    // A found credential's placeholder gets the real value at the provider's prefix; an unmasked value went as it was.
+    expect(seen).toEqual(
+      names.flatMap((name) => {
+        const real = new RegExp(shapes).exec(expected[name]!)?.[0];
+        return real ? [`https /v1/${name} Bearer ${real}`] : [];
+      }),
+    );
+  });
+
   it("leave everything as it was without credentialMasking, and for a login shell", async () => {
     const client = await serve();
     const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] };

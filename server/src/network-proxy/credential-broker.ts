@@ -20,6 +20,7 @@ import { swapAuthorization } from "./authorization-swap.js";
 import { matchesHost, matchesRequest, type CredentialDestination, type RequestTarget } from "./credential-destination.js";
 import type { CustomProvider } from "./custom-providers.js";
 import { normalizeHost } from "./host-patterns.js";
+import { isOperationalPathMatch } from "./operational-path.js";
 
 export const BROKER_ACTIVE_ENV = "CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE";
 export const BROKERED_CREDENTIALS_ENV = "CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS";
@@ -30,6 +31,8 @@ const OPENAI_PREFIXES = ["sk-svcacct-", "sk-admin-", "sk-proj-", "sk-"];
 const MAX_CREDENTIAL_BYTES = 4096;
 
 interface Source {
+  /** Sources of one kind share prefixes and a minimum length; the last bound one takes the credentials found elsewhere. */
+  readonly kind: "github" | "openai";
   readonly env: readonly string[];
   readonly prefixes: readonly string[];
   /** The hosts the real value may go to, from the environment; none: not brokered. */
@@ -39,8 +42,9 @@ interface Source {
 const githubCloud = (host: string) => host === "github.com" || host === "api.github.com" || host === "uploads.github.com" || host.endsWith(".ghe.com");
 
 const SOURCES: readonly Source[] = [
-  { env: ["GH_TOKEN", "GITHUB_TOKEN"], prefixes: GITHUB_PREFIXES, hosts: () => githubCloud },
+  { kind: "github", env: ["GH_TOKEN", "GITHUB_TOKEN"], prefixes: GITHUB_PREFIXES, hosts: () => githubCloud },
   {
+    kind: "github",
     env: ["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"],
     prefixes: GITHUB_PREFIXES,
     // GitHub Enterprise: the one host GH_HOST names (unless it is GitHub's own).
@@ -49,8 +53,21 @@ const SOURCES: readonly Source[] = [
       return named && !githubCloud(named) ? (host) => host === named : undefined;
     },
   },
-  { env: ["OPENAI_API_KEY"], prefixes: OPENAI_PREFIXES, hosts: () => (host) => host === "api.openai.com" },
+  { kind: "openai", env: ["OPENAI_API_KEY"], prefixes: OPENAI_PREFIXES, hosts: () => (host) => host === "api.openai.com" },
 ];
+
+/**
+ * How upstream tells a built-in credential inside another variable: at
+ * least this long (a run of letters, digits, `_` and `-` from its prefix),
+ * and for OpenAI not another vendor's `sk-` key unless it carries OpenAI's mark.
+ */
+const DISCOVERY = {
+  github: { minimum: 40, ignored: [] as string[], watermark: undefined as string | undefined },
+  openai: { minimum: 51, ignored: ["sk-ant-", "sk-or-"], watermark: "T3BlbkFJ" },
+};
+/** Variables never searched for credentials: search paths, and the ones that say where a credential may go. */
+const CONTEXT_KEYS = ["GH_HOST", "OPENAI_BASE_URL"];
+const TOKEN_RUN = /[A-Za-z0-9_-]*/y;
 
 export interface BrokeredCredential {
   readonly name: string;
@@ -72,6 +89,28 @@ export function placeholderFor(real: string, prefix: string): string {
     text += template !== undefined && !/[A-Za-z0-9]/.test(template) ? template : ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
   }
   return text;
+}
+
+/** The built-in tokens of one kind inside `value`: each prefix's run of token characters, long enough and not another vendor's. */
+function builtinCandidates(kind: Source["kind"], prefixes: readonly string[], value: string): { start: number; real: string; prefix: string }[] {
+  const { minimum, ignored, watermark } = DISCOVERY[kind];
+  const found = new Map<number, { start: number; real: string; prefix: string }>();
+  for (const prefix of prefixes) {
+    // A later start inside the same run ends where it does: each run is scanned once per prefix.
+    let runEnd = -1;
+    for (let start = value.indexOf(prefix); start >= 0; start = value.indexOf(prefix, start + 1)) {
+      if (start >= runEnd) {
+        TOKEN_RUN.lastIndex = start;
+        runEnd = start + TOKEN_RUN.exec(value)![0].length;
+      }
+      if (found.has(start)) continue;
+      const real = value.slice(start, runEnd);
+      if (real.length < minimum || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
+      if (ignored.some((other) => real.startsWith(other)) && (watermark === undefined || !real.includes(watermark))) continue;
+      found.set(start, { start, real, prefix: prefixes.find((candidate) => real.startsWith(candidate))! });
+    }
+  }
+  return [...found.values()];
 }
 
 /** Whether upstream would mask for this argv: bash, not a login shell, running a command string. */
@@ -122,6 +161,7 @@ export class CredentialBroker {
         marker.push([name, placeholder]);
       }
     }
+    broker.discover(env, providers, marker);
     // Every variable that carries a brokered value (the credential's own included) gets the placeholder instead.
     for (const [name, value] of Object.entries(env)) {
       let masked = value;
@@ -137,6 +177,65 @@ export class CredentialBroker {
     env[BROKER_ACTIVE_ENV] = "1";
     env[BROKERED_CREDENTIALS_ENV] = JSON.stringify(unique);
     return broker;
+  }
+
+  /**
+   * Credentials in variables no provider lists, as upstream 0.171 finds
+   * them: a built-in token (GitHub, OpenAI) or a custom provider's pattern
+   * match anywhere in a value, unless it is part of a path or a URL's host
+   * (operational-path.ts). Each is registered under its provider's first
+   * variable, bound where that provider's credentials go, and masked like
+   * any other. Each value is searched once per prefix and pattern.
+   */
+  private discover(env: Readonly<Record<string, string>>, providers: readonly CustomProvider[], marker: [string, string][]): void {
+    const contextKeys = new Set([...CONTEXT_KEYS, ...providers.flatMap((provider) => (provider.urlPrefixFromEnv ? [provider.urlPrefixFromEnv] : []))]);
+    const values = Object.entries(env)
+      .filter(([name]) => name.toUpperCase() !== "PATH" && !name.toUpperCase().endsWith("_PATH") && !contextKeys.has(name))
+      .map(([, value]) => value);
+    const known = (real: string) => this.credentials.some((credential) => credential.real === real);
+    const register = (credential: BrokeredCredential) => {
+      if (known(credential.real)) return;
+      this.credentials.push(credential);
+      marker.push([credential.name, credential.placeholder]);
+    };
+    const customFound = new Map<string, { provider: CustomProvider; start: number; end: number }[]>();
+    const bound = providers.filter((provider) => provider.destinationsFor(env).length > 0);
+    for (const value of values) {
+      customFound.set(value, bound.flatMap((provider) => provider.discover(value).map(([start, end]) => ({ provider, start, end }))));
+    }
+    const builtinSpans = new Map<string, [number, number][]>();
+    for (const kind of ["github", "openai"] as const) {
+      const source = SOURCES.filter((candidate) => candidate.kind === kind && candidate.hosts(env)).at(-1);
+      if (!source) continue;
+      const matchesHost = source.hosts(env)!;
+      for (const value of values) {
+        for (const { start, real, prefix } of builtinCandidates(kind, source.prefixes, value)) {
+          const end = start + real.length;
+          if (isOperationalPathMatch(value, start, end)) continue;
+          builtinSpans.set(value, [...(builtinSpans.get(value) ?? []), [start, end]]);
+          // The whole value of a variable its kind lists is that variable's to mask or leave (the client's own, say).
+          if (SOURCES.some((listed) => listed.kind === kind && listed.env.some((name) => env[name]?.trim() === real))) continue;
+          // A custom provider's credential that starts here and reaches at least as far is the custom provider's.
+          if (customFound.get(value)!.some((found) => found.start === start && found.end >= end)) continue;
+          register({ name: source.env[0]!, real, placeholder: placeholderFor(real, prefix), matchesHost });
+        }
+      }
+    }
+    for (const [value, found] of customFound) {
+      for (const { provider, start, end } of found) {
+        const real = value.slice(start, end);
+        if (Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || isOperationalPathMatch(value, start, end)) continue;
+        const overlaps = (from: number, to: number) => from < end && start < to;
+        if ((builtinSpans.get(value) ?? []).some(([from, to]) => overlaps(from, to))) continue;
+        if (found.some((other) => other.provider !== provider && overlaps(other.start, other.end))) continue;
+        // A value another provider recognises a credential in is ambiguous: whose destinations would get it?
+        if (providers.some((other) => other !== provider && other.discover(real).length > 0)) continue;
+        if (SOURCES.some((candidate) => builtinCandidates(candidate.kind, candidate.prefixes, real).length > 0)) continue;
+        const placeholder = provider.placeholderFor(real);
+        if (placeholder === undefined) continue;
+        register({ name: provider.env[0]!, real, placeholder, custom: { provider, destinations: provider.destinationsFor(env) } });
+      }
+    }
   }
 
   /** Whether CONNECTs to this host and port are terminated here (a credential may go there over HTTPS). */

@@ -43,8 +43,18 @@ export const MAX_PATTERNS_PER_START = 64;
 /** The variables the built-in providers own (credential-broker.ts SOURCES) and the one that binds them. */
 const BUILTIN_KEYS = new Set(["GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "GH_HOST"]);
 
+/** A match at least this long is a credential wherever it is found; a shorter one only after a distinctive prefix. */
+const MIN_EMBEDDED_CREDENTIAL_LENGTH = 16;
+/** A literal prefix at least this long (`tok_`) makes even a short match a credential. */
+const MIN_DISTINCTIVE_PREFIX_LENGTH = 4;
+/** What may not follow a discovered credential: a match cut out of a longer word is not one. */
+const TOKEN_CHARACTER = /[A-Za-z0-9_-]/;
+
 interface Pattern {
   readonly full: RE2JS;
+  /** Leftmost-longest search, for credentials inside other values. */
+  readonly longest: RE2JS;
+  readonly distinctive: boolean;
   readonly draw: RandExp;
 }
 
@@ -60,6 +70,8 @@ export interface CustomProvider {
   readonly urlPrefixFromEnv: string | undefined;
   readonly patterns: readonly Pattern[];
   recognizes(value: string): boolean;
+  /** Where this provider's credentials sit inside `value`, as upstream discovers them in variables it does not list. */
+  discover(value: string): [number, number][];
   placeholderFor(real: string): string | undefined;
   destinationsFor(env: Readonly<Record<string, string>>): CredentialDestination[];
   translateHeaders(header: (name: string) => string | undefined, placeholder: string, real: string): [string, string][];
@@ -134,6 +146,7 @@ function compileProvider(name: string, config: ProviderConfig): CustomProvider {
     urlPrefixFromEnv: fromEnv,
     patterns: compiled,
     recognizes: (value) => recognizes(provider, value),
+    discover: (value) => discover(provider, value),
     placeholderFor: (real) => placeholderFor(provider, real),
     destinationsFor: (environment) => destinationsFor(provider, environment),
     translateHeaders: (lookup, placeholder, real) => translateHeaders(provider, lookup, placeholder, real),
@@ -145,9 +158,11 @@ function compilePattern(source: string): Pattern {
   if (Buffer.byteLength(source) > MAX_PATTERN_BYTES) throw new Error(`credential pattern exceeds ${MAX_PATTERN_BYTES} bytes`);
   let searching: RE2JS;
   let full: RE2JS;
+  let longest: RE2JS;
   try {
     searching = RE2JS.compile(source);
     full = RE2JS.compile(`^(?:${source})$`);
+    longest = RE2JS.compile(source, RE2JS.LONGEST_MATCH);
   } catch (error) {
     throw new Error(`regex parse error: ${(error as Error).message}`);
   }
@@ -159,7 +174,9 @@ function compilePattern(source: string): Pattern {
     throw new Error("credential pattern could not independently generate a matching dummy");
   }
   draw.max = MAX_REPEAT;
-  const pattern = { full, draw };
+  // RE2's literal prefix (what every match starts with); upstream reads it from the pattern the same way.
+  const distinctive = String(longest.re2Input.prefix ?? "").length >= MIN_DISTINCTIVE_PREFIX_LENGTH;
+  const pattern = { full, longest, distinctive, draw };
   if (drawPlaceholder(pattern, () => true) === undefined) throw new Error("credential pattern could not independently generate a matching dummy");
   return pattern;
 }
@@ -176,6 +193,27 @@ function drawPlaceholder(pattern: Pattern, usable: (candidate: string) => boolea
 /** Whether `value` is one of this provider's credentials (a whole match of a pattern). */
 function recognizes(provider: CustomProvider, value: string): boolean {
   return provider.patterns.some((pattern) => pattern.full.matches(value));
+}
+
+/**
+ * Each pattern's matches in `value` (leftmost, then longest), kept when long
+ * enough or after a distinctive prefix, and not followed by a letter, digit,
+ * `_` or `-`. Linear in `value` per pattern (RE2).
+ */
+function discover(provider: CustomProvider, value: string): [number, number][] {
+  const found: [number, number][] = [];
+  for (const pattern of provider.patterns) {
+    const matcher = pattern.longest.matcher(value);
+    let offset = 0;
+    while (offset < value.length && matcher.find(offset)) {
+      const [start, end] = [matcher.start(), matcher.end()];
+      offset = end > start ? end : start + 1;
+      if (end - start < MIN_EMBEDDED_CREDENTIAL_LENGTH && !pattern.distinctive) continue;
+      if (end < value.length && TOKEN_CHARACTER.test(value[end]!)) continue;
+      found.push([start, end]);
+    }
+  }
+  return found;
 }
 
 /** Printable ASCII, what a header value may hold and a client can send back unchanged. */
