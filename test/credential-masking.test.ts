@@ -438,6 +438,27 @@ describe("custom credential providers upstream cannot use", () => {
   });
 });
 
+describe("the cost of masking one start on execmux", () => {
+  it("is bounded: too much to search, or too many credentials found, refuses the start (LimitExceeded) and starts nothing", async () => {
+    const client = await WireClient.ready(await servers.execmux({ ...executorEnv(), VENDOR_TOKEN: VENDOR }));
+    const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] };
+    const argv = ["/bin/bash", "-c", "true"];
+    // 1.1 MiB of values against one pattern: past the search budget.
+    const searched = await startWith(client, "searched", argv, { credentialProviders: { vendor: provider } }, { BIG: "x".repeat(1_100_000) });
+    expect(searched.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "credentialMasking" } });
+    expect(searched.error?.message).toMatch(/^finding credentials would search \d+ characters/);
+    // 300 different credentials of the provider's shape in one unlisted variable: past the 256 a start may broker.
+    const letters = (index: number) => Array.from({ length: 24 }, (_, at) => String.fromCharCode(97 + (Math.floor(index / 26 ** (at % 3)) % 26))).join("");
+    const many = Array.from({ length: 300 }, (_, index) => `vendor_${letters(index)}`).join(" ");
+    expect(new Set(many.split(" ")).size).toBe(300);
+    const found = await startWith(client, "found", argv, { credentialProviders: { vendor: provider } }, { MANY: many });
+    expect(found.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "credentialMasking" } });
+    expect(found.error?.message).toMatch(/more than 256 credentials/);
+    const listed = await client.call<{ processes: { processId: string }[] }>("process/list", {});
+    expect(listed.processes).toEqual([]);
+  });
+});
+
 describe("a sandboxed process with credential masking on execmux", () => {
   it("finds the real tokens nowhere it can read: its environment, the CA bundle's directory, /proc/*/environ, /proc/*/cmdline", async () => {
     const { https, seen: requests } = await targets();

@@ -29,6 +29,20 @@ const GITHUB_PREFIXES = ["github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"];
 const OPENAI_PREFIXES = ["sk-svcacct-", "sk-admin-", "sk-proj-", "sk-"];
 /** A credential longer than this is not one (and would make the header scan costly). */
 const MAX_CREDENTIAL_BYTES = 4096;
+/**
+ * Characters one start's discovery may search, each value once per custom
+ * pattern: about 50 ms of RE2 on the benchmark VM when used up (re2js
+ * searched 22 M characters a second there); a 16 KiB environment against
+ * 64 patterns fits.
+ */
+export const DISCOVERY_SEARCH_BUDGET = 1 << 20;
+/** Characters one start's masking may search for the credentials' copies (a native substring search each): tens of milliseconds. */
+const REPLACEMENT_SEARCH_BUDGET = 64 << 20;
+/** Credentials one start may broker: each costs a placeholder drawn, a marker entry and a pass over every variable. */
+export const MAX_BROKERED_CREDENTIALS = 256;
+
+/** Masking this start would cost more than its budget: it is refused, never run with the rest unmasked. */
+export class MaskingBudgetExceeded extends Error {}
 
 interface Source {
   /** Sources of one kind share prefixes and a minimum length; the last bound one takes the credentials found elsewhere. */
@@ -162,6 +176,12 @@ export class CredentialBroker {
       }
     }
     broker.discover(env, providers, marker);
+    const replaced = broker.credentials.length * Object.values(env).reduce((sum, value) => sum + value.length, 0);
+    if (replaced > REPLACEMENT_SEARCH_BUDGET) {
+      throw new MaskingBudgetExceeded(
+        `masking would search ${replaced} characters (the environment's values once per credential); at most ${REPLACEMENT_SEARCH_BUDGET} per process start`,
+      );
+    }
     // Every variable that carries a brokered value (the credential's own included) gets the placeholder instead.
     for (const [name, value] of Object.entries(env)) {
       let masked = value;
@@ -192,14 +212,24 @@ export class CredentialBroker {
     const values = Object.entries(env)
       .filter(([name]) => name.toUpperCase() !== "PATH" && !name.toUpperCase().endsWith("_PATH") && !contextKeys.has(name))
       .map(([, value]) => value);
-    const known = (real: string) => this.credentials.some((credential) => credential.real === real);
+    const bound = providers.filter((provider) => provider.destinationsFor(env).length > 0);
+    const searched = values.reduce((sum, value) => sum + value.length, 0) * bound.reduce((sum, provider) => sum + provider.patterns.length, 0);
+    if (searched > DISCOVERY_SEARCH_BUDGET) {
+      throw new MaskingBudgetExceeded(
+        `finding credentials would search ${searched} characters (the environment's values once per custom credential pattern); at most ${DISCOVERY_SEARCH_BUDGET} per process start`,
+      );
+    }
+    const known = new Set(this.credentials.map((credential) => credential.real));
     const register = (credential: BrokeredCredential) => {
-      if (known(credential.real)) return;
+      if (known.has(credential.real)) return;
+      if (this.credentials.length >= MAX_BROKERED_CREDENTIALS) {
+        throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_BROKERED_CREDENTIALS} credentials to mask; at most ${MAX_BROKERED_CREDENTIALS} per process start`);
+      }
+      known.add(credential.real);
       this.credentials.push(credential);
       marker.push([credential.name, credential.placeholder]);
     };
     const customFound = new Map<string, { provider: CustomProvider; start: number; end: number }[]>();
-    const bound = providers.filter((provider) => provider.destinationsFor(env).length > 0);
     for (const value of values) {
       customFound.set(value, bound.flatMap((provider) => provider.discover(value).map(([start, end]) => ({ provider, start, end }))));
     }

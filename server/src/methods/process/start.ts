@@ -96,8 +96,14 @@ async function start(
  * Custom providers are compiled first, whatever the argv: one that cannot be honoured refuses the start.
  */
 async function maskCredentials(params: ParamsOf<"process/start">, env: Record<string, string>) {
-  const [{ CredentialBroker, masksFor }, providers] = await Promise.all([import("../../network-proxy/credential-broker.js"), customProviders(params)]);
-  return masksFor(params.argv) ? CredentialBroker.virtualize(env, process.env, params.env ?? {}, providers) : undefined;
+  const [{ CredentialBroker, MaskingBudgetExceeded, masksFor }, providers] = await Promise.all([import("../../network-proxy/credential-broker.js"), customProviders(params)]);
+  if (!masksFor(params.argv)) return undefined;
+  try {
+    return CredentialBroker.virtualize(env, process.env, params.env ?? {}, providers);
+  } catch (error) {
+    if (error instanceof MaskingBudgetExceeded) throw limitExceeded("credentialMasking", error.message);
+    throw error;
+  }
 }
 
 async function customProviders(params: ParamsOf<"process/start">) {
