@@ -7,46 +7,21 @@
  * command the model asks for must see a placeholder, and the server must
  * receive the real token, put back by the executor's proxy.
  */
-import { realpathSync, writeFileSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import { runCodexAgent } from "./helpers/codex-agent.js";
-import { spawnDaemon } from "./helpers/cli.js";
 import { olderThan } from "./helpers/differential.js";
 import { MockModel, type Turn } from "./helpers/mock-model.js";
 import { scratchDirectory } from "./helpers/scratch.js";
-import { TEST_CA_CERT, TEST_LEAF_CERT, TEST_LEAF_KEY } from "./helpers/tls-fixture.js";
-import { startUpstreamExecServer, upstreamVersion } from "./helpers/upstream.js";
+import { TEST_LEAF_CERT, TEST_LEAF_KEY } from "./helpers/tls-fixture.js";
+import { upstreamVersion } from "./helpers/upstream.js";
+import { executorEnv, maskingServers, REAL_TOKEN } from "./helpers/credential-masking-servers.js";
 import { WsTap } from "./helpers/ws-tap.js";
 
-const REAL = "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";
-
-/** The executor's own environment: the token, the host it is bound to, the CA its proxy is to trust. */
-function executorEnv(): Record<string, string> {
-  const ca = join(scratchDirectory("agent-credmask-ca"), "ca.pem");
-  writeFileSync(ca, TEST_CA_CERT);
-  return { GH_ENTERPRISE_TOKEN: REAL, GH_HOST: "127.0.0.1", SSL_CERT_FILE: ca };
-}
-
-const execServers = {
-  upstream: async (env: Record<string, string>) => {
-    // startUpstreamExecServer passes the test's own environment on.
-    const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-    Object.assign(process.env, env);
-    try {
-      return (await startUpstreamExecServer()).url;
-    } finally {
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-    }
-  },
-  execmux: async (env: Record<string, string>) =>
-    (await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn"], { ...env, HOME: scratchDirectory("agent-credmask-home") })).url,
-};
+const REAL = REAL_TOKEN;
+const execServers = maskingServers;
 
 const closers: (() => void)[] = [];
 afterEach(() => {

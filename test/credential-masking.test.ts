@@ -9,7 +9,7 @@
  * variables and a CA bundle; the server must see the real token only on the
  * HTTPS request to the credentialed host, the placeholder elsewhere.
  */
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -18,42 +18,25 @@ import { afterEach, describe, expect, it } from "vitest";
 import { codexSandbox, ErrorCode } from "@execmux/shared";
 import { spawnDaemon } from "./helpers/cli.js";
 import { scratchDirectory } from "./helpers/scratch.js";
-import { TEST_CA_CERT, TEST_LEAF_CERT, TEST_LEAF_KEY } from "./helpers/tls-fixture.js";
+import { TEST_LEAF_CERT, TEST_LEAF_KEY } from "./helpers/tls-fixture.js";
 import { olderThan } from "./helpers/differential.js";
-import { startUpstreamExecServer, upstreamVersion } from "./helpers/upstream.js";
+import { upstreamVersion } from "./helpers/upstream.js";
+import { executorEnv, maskingServers, REAL_TOKEN } from "./helpers/credential-masking-servers.js";
+import { CODEX_AUDIT, codexProxy, startParams as codexStartParams } from "./helpers/exec-server-frames.js";
 import { WireClient } from "./helpers/wire-client.js";
 
-/** A GitHub-shaped token (the prefix is what upstream's provider recognises). */
-const REAL = "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";
-
-const PROXY = {
-  enabled: true,
-  enableSocks5: true,
-  enableSocks5Udp: true,
-  allowUpstreamProxy: false,
-  dangerouslyAllowAllUnixSockets: false,
-  mode: "full",
-  domains: { "127.0.0.1": "allow", localhost: "allow" },
-  unixSockets: null,
-  allowLocalBinding: false,
-};
-const AUDIT = { conversationId: "c", appVersion: "0.171.0", userAccountId: null, authMode: null, originator: "codex_exec", userEmail: null, terminalType: "unknown", model: "m", slug: "m" };
+const REAL = REAL_TOKEN;
+const PROXY = codexProxy({ "127.0.0.1": "allow", localhost: "allow" });
 const INHERIT_ALL = { inherit: "all", ignoreDefaultExcludes: true, exclude: [], set: {}, includeOnly: [] };
 
-const startParams = (processId: string, argv: string[], proxy: Record<string, unknown> = {}) => ({
-  processId,
-  argv,
-  cwd: "file:///tmp",
-  envPolicy: INHERIT_ALL,
-  env: { PATH: "/usr/bin:/bin" },
-  tty: false,
-  pipeStdin: false,
-  arg0: null,
-  sandbox: null,
-  enforceManagedNetwork: false,
-  managedNetwork: null,
-  networkProxy: { proxy: { ...PROXY, credentialMasking: true, ...proxy }, auditMetadata: AUDIT, environmentId: "remote", executionId: "e1" },
-});
+const startParams = (processId: string, argv: string[], proxy: Record<string, unknown> = {}) =>
+  codexStartParams(processId, "", {
+    argv,
+    cwd: "file:///tmp",
+    envPolicy: INHERIT_ALL,
+    env: { PATH: "/usr/bin:/bin" },
+    networkProxy: { proxy: { ...PROXY, credentialMasking: true, ...proxy }, auditMetadata: CODEX_AUDIT, environmentId: "remote", executionId: "e1" },
+  });
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -78,30 +61,7 @@ async function targets(): Promise<{ https: number; http: number; seen: string[];
   return { https: (https.address() as AddressInfo).port, http: (http.address() as AddressInfo).port, seen, apiKeys };
 }
 
-/** The executor's own environment: the token, the host it is bound to, the CA its proxy is to trust. */
-function executorEnv(): Record<string, string> {
-  const ca = join(scratchDirectory("credmask-ca"), "ca.pem");
-  writeFileSync(ca, TEST_CA_CERT);
-  return { GH_ENTERPRISE_TOKEN: REAL, GH_HOST: "127.0.0.1", SSL_CERT_FILE: ca };
-}
-
-const servers = {
-  upstream: async (env: Record<string, string>) => {
-    // launchUpstream passes the test's own environment on.
-    const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-    Object.assign(process.env, env);
-    try {
-      return (await startUpstreamExecServer()).url;
-    } finally {
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-    }
-  },
-  execmux: async (env: Record<string, string>) =>
-    (await spawnDaemon(["--listen", "ws://127.0.0.1:0", "--log-level", "warn"], { ...env, HOME: scratchDirectory("credmask-home") })).url,
-};
+const servers = maskingServers;
 
 async function run(client: WireClient, processId: string, argv: string[]): Promise<string> {
   const closed = client.closedOf(processId);

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { isNonPublicAddress } from "../server/dist/network-proxy/address-class.js";
 import { HostPatternSet, normalizeHost } from "../server/dist/network-proxy/host-patterns.js";
 import { NetworkPolicy } from "../server/dist/network-proxy/policy.js";
+import { codexProxy } from "./helpers/exec-server-frames.js";
 
 const set = (patterns: string[]) => new HostPatternSet(patterns, { allowGlobalWildcard: true, listName: "network.allowed_domains" });
 
@@ -50,18 +51,7 @@ describe("host patterns", () => {
 });
 
 const policy = (domains: Record<string, "allow" | "deny" | "none">, extra: Record<string, unknown> = {}) =>
-  NetworkPolicy.from({
-    enabled: true,
-    enableSocks5: true,
-    enableSocks5Udp: false,
-    allowUpstreamProxy: false,
-    dangerouslyAllowAllUnixSockets: false,
-    mode: "full",
-    domains,
-    unixSockets: null,
-    allowLocalBinding: false,
-    ...extra,
-  } as never);
+  NetworkPolicy.from({ ...codexProxy(domains), enableSocks5Udp: false, ...extra } as never);
 
 describe("the policy's verdicts", () => {
   it("deny first, then local addresses, then the allow list", () => {

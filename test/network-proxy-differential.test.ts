@@ -10,21 +10,11 @@
  */
 import { networkInterfaces } from "node:os";
 import { describeDifferential, type DifferentialCase } from "./helpers/differential.js";
-import { codexWorkspaceWriteStart, events, start } from "./helpers/exec-server-frames.js";
+import { CODEX_AUDIT, codexProxy, codexWorkspaceWriteStart, events, start } from "./helpers/exec-server-frames.js";
 import { HttpTarget } from "./helpers/http-target.js";
 
-const PROXY = {
-  enabled: true,
-  enableSocks5: true,
-  enableSocks5Udp: true,
-  allowUpstreamProxy: false,
-  dangerouslyAllowAllUnixSockets: false,
-  mode: "full",
-  domains: { "127.0.0.1": "allow", localhost: "deny" },
-  unixSockets: null,
-  allowLocalBinding: false,
-};
-const AUDIT = { conversationId: "c", appVersion: "0.171.0", userAccountId: null, authMode: null, originator: "codex_exec", userEmail: null, terminalType: "unknown", model: "m", slug: "m" };
+const PROXY = codexProxy({ "127.0.0.1": "allow", localhost: "deny" });
+const AUDIT = CODEX_AUDIT;
 const launch = (proxy: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   proxy: { ...PROXY, ...proxy },
   auditMetadata: AUDIT,

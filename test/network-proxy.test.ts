@@ -17,18 +17,9 @@ import { NetworkPolicy } from "../server/dist/network-proxy/policy.js";
 import { spawnDaemon } from "./helpers/cli.js";
 import { scratchDirectory } from "./helpers/scratch.js";
 import { WireClient } from "./helpers/wire-client.js";
+import { codexProxy } from "./helpers/exec-server-frames.js";
 
-const PROXY = {
-  enabled: true,
-  enableSocks5: true,
-  enableSocks5Udp: false,
-  allowUpstreamProxy: false,
-  dangerouslyAllowAllUnixSockets: false,
-  mode: "full",
-  domains: { "127.0.0.1": "allow", localhost: "allow" },
-  unixSockets: null,
-  allowLocalBinding: true,
-};
+const PROXY = { ...codexProxy({ "127.0.0.1": "allow", localhost: "allow" }), enableSocks5Udp: false, allowLocalBinding: true };
 
 const targets: Server[] = [];
 afterEach(() => {

@@ -25,6 +25,20 @@ export const startParams = (processId: string, script: string, overrides: Record
   managedNetwork: null,
   ...overrides,
 });
+/** networkProxy.proxy as the 0.171 agent sends it with `[features] network_proxy`, allowing or denying `domains`. */
+export const codexProxy = (domains: Record<string, string>) => ({
+  enabled: true,
+  enableSocks5: true,
+  enableSocks5Udp: true,
+  allowUpstreamProxy: false,
+  dangerouslyAllowAllUnixSockets: false,
+  mode: "full",
+  domains,
+  unixSockets: null,
+  allowLocalBinding: false,
+});
+/** networkProxy.auditMetadata as the agent sends it. */
+export const CODEX_AUDIT = { conversationId: "c", appVersion: "0.171.0", userAccountId: null, authMode: null, originator: "codex_exec", userEmail: null, terminalType: "unknown", model: "m", slug: "m" };
 export const start = (processId: string, script: string, overrides: Record<string, unknown> = {}) => ({
   request: "process/start",
   params: startParams(processId, script, overrides),
