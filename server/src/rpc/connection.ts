@@ -552,10 +552,13 @@ export class Connection implements SessionSink, DispatchingConnection {
     } catch (error) {
       outcome = { error };
     }
-    // Building and sending the reply is this connection's work too, done inside its turn (not after it: a
+    const answer = () => this.guarded(() => this.answer(id, jsonrpc, outcome, { label, base64Result: spec?.base64Result ?? false, stopTimer, initializing, afterReply, reservations, untilSent }));
+    // initialize's reply goes at once: its session is bound, and a live event of it must not reach the client
+    // first (initialize.ts). Every other reply is built and sent inside its connection's turn (not after it: a
     // turn handed out as a resolved promise would run after the round that measured it, so hundreds of
     // coalesced replies, each stringified and written, were built in one pass while a bystander waited).
-    this.deps.turns.run(this, () => this.guarded(() => this.answer(id, jsonrpc, outcome, { label, base64Result: spec?.base64Result ?? false, stopTimer, initializing, afterReply, reservations, untilSent })));
+    if (initializing) answer();
+    else this.deps.turns.run(this, answer);
   }
 
   /** The reply to one request, sent; then what waited for it (tasks after the reply, the end of `initialize`). */
