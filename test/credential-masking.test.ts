@@ -403,10 +403,11 @@ describe("the cost of masking one start on execmux", () => {
     const client = await WireClient.ready(await servers.execmux({ ...executorEnv(), VENDOR_TOKEN: VENDOR }));
     const provider = { env: ["VENDOR_TOKEN"], patterns: [VENDOR_PATTERN], url_prefixes: ["https://vendor.example/v1"] };
     const argv = ["/bin/bash", "-c", "true"];
-    // 1.1 MiB of values against one pattern: past the search budget.
-    const searched = await startWith(client, "searched", argv, { credentialProviders: { vendor: provider } }, { BIG: "x".repeat(1_100_000) });
+    // 300 KB of values against four patterns: past the search budget (within --max-argv-env-bytes).
+    const fourPatterns = { ...provider, patterns: [VENDOR_PATTERN, "vendorb_[a-z]{24}", "vendorc_[a-z]{24}", "vendord_[a-z]{24}"] };
+    const searched = await startWith(client, "searched", argv, { credentialProviders: { vendor: fourPatterns } }, { BIG: "x".repeat(300_000) });
     expect(searched.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "credentialMasking" } });
-    expect(searched.error?.message).toMatch(/^finding credentials would search \d+ characters/);
+    expect(searched.error?.message).toMatch(/^finding credentials would search more than 1048576 characters/);
     // 300 different credentials of the provider's shape in one unlisted variable: past the 256 a start may broker.
     const letters = (index: number) => Array.from({ length: 24 }, (_, at) => String.fromCharCode(97 + (Math.floor(index / 26 ** (at % 3)) % 26))).join("");
     const many = Array.from({ length: 300 }, (_, index) => `vendor_${letters(index)}`).join(" ");
@@ -414,6 +415,14 @@ describe("the cost of masking one start on execmux", () => {
     const found = await startWith(client, "found", argv, { credentialProviders: { vendor: provider } }, { MANY: many });
     expect(found.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "credentialMasking" } });
     expect(found.error?.message).toMatch(/more than 256 credentials/);
+    // A credential recognised but with no other value its pattern allows: refused, not handed over unmasked.
+    const single = { env: ["ONLY_TOKEN"], patterns: ["only_token_value_x"], url_prefixes: ["https://vendor.example/v1"] };
+    const unmaskable = await startWith(client, "unmaskable", argv, { credentialProviders: { single } }, { ONLY_TOKEN: "only_token_value_x" });
+    expect(unmaskable.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "credentialMasking" } });
+    expect(unmaskable.error?.message).toMatch(/no placeholder could be drawn for the credential in ONLY_TOKEN/);
+    // An environment past --max-argv-env-bytes is refused before it is searched.
+    const huge = await startWith(client, "huge", argv, { credentialProviders: { vendor: provider } }, { BIG: "x".repeat(1_100_000) });
+    expect(huge.error).toMatchObject({ code: ErrorCode.LimitExceeded, data: { limit: "maxArgvEnvBytes" } });
     const listed = await client.call<{ processes: { processId: string }[] }>("process/list", {});
     expect(listed.processes).toEqual([]);
   });

@@ -20,6 +20,7 @@ import { swapAuthorization } from "./authorization-swap.js";
 import { matchesHost, matchesRequest, type CredentialDestination, type RequestTarget } from "./credential-destination.js";
 import type { CustomProvider } from "./custom-providers.js";
 import { normalizeHost } from "./host-patterns.js";
+import { DrawBudget, MaskingBudgetExceeded } from "./masking-budget.js";
 import { isOperationalPathMatch } from "./operational-path.js";
 
 export const BROKER_ACTIVE_ENV = "CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE";
@@ -41,8 +42,13 @@ const REPLACEMENT_SEARCH_BUDGET = 64 << 20;
 /** Credentials one start may broker: each costs a placeholder drawn, a marker entry and a pass over every variable. */
 export const MAX_BROKERED_CREDENTIALS = 256;
 
-/** Masking this start would cost more than its budget: it is refused, never run with the rest unmasked. */
-export class MaskingBudgetExceeded extends Error {}
+/** Credential-shaped values one start's discovery may examine (each costs a look at its surroundings and the other providers). */
+export const MAX_DISCOVERY_CANDIDATES = 1024;
+
+export { MaskingBudgetExceeded };
+
+const unmaskable = (name: string) =>
+  `no placeholder could be drawn for the credential in ${name} (its pattern left no other value a header can carry): the process was not started with it unmasked`;
 
 interface Source {
   /** Sources of one kind share prefixes and a minimum length; the last bound one takes the credentials found elsewhere. */
@@ -117,9 +123,9 @@ function builtinCandidates(kind: Source["kind"], prefixes: readonly string[], va
         TOKEN_RUN.lastIndex = start;
         runEnd = start + TOKEN_RUN.exec(value)![0].length;
       }
-      if (found.has(start)) continue;
+      if (found.has(start) || runEnd - start < minimum || runEnd - start > MAX_CREDENTIAL_BYTES) continue;
       const real = value.slice(start, runEnd);
-      if (real.length < minimum || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
+      if (Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
       if (ignored.some((other) => real.startsWith(other)) && (watermark === undefined || !real.includes(watermark))) continue;
       found.set(start, { start, real, prefix: prefixes.find((candidate) => real.startsWith(candidate))! });
     }
@@ -149,6 +155,7 @@ export class CredentialBroker {
     providers: readonly CustomProvider[] = [],
   ): CredentialBroker {
     const broker = new CredentialBroker();
+    const draws = new DrawBudget();
     const marker: [string, string][] = [];
     for (const source of SOURCES) {
       const matchesHost = source.hosts(env);
@@ -169,13 +176,17 @@ export class CredentialBroker {
       for (const name of provider.env) {
         const real = env[name]?.trim();
         if (!real || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || !provider.recognizes(real)) continue;
-        const placeholder = provider.placeholderFor(real);
-        if (placeholder === undefined) continue;
+        if (broker.credentials.length >= MAX_BROKERED_CREDENTIALS) {
+          throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_BROKERED_CREDENTIALS} credentials to mask; at most ${MAX_BROKERED_CREDENTIALS} per process start`);
+        }
+        const placeholder = provider.placeholderFor(real, draws);
+        // A credential recognised but not maskable is never handed over as it is.
+        if (placeholder === undefined) throw new MaskingBudgetExceeded(unmaskable(name));
         broker.credentials.push({ name, real, placeholder, custom: { provider, destinations } });
         marker.push([name, placeholder]);
       }
     }
-    broker.discover(env, providers, marker);
+    broker.discover(env, providers, marker, draws);
     const replaced = broker.credentials.length * Object.values(env).reduce((sum, value) => sum + value.length, 0);
     if (replaced > REPLACEMENT_SEARCH_BUDGET) {
       throw new MaskingBudgetExceeded(
@@ -207,27 +218,39 @@ export class CredentialBroker {
    * variable, bound where that provider's credentials go, and masked like
    * any other. Each value is searched once per prefix and pattern.
    */
-  private discover(env: Readonly<Record<string, string>>, providers: readonly CustomProvider[], marker: [string, string][]): void {
+  private discover(env: Readonly<Record<string, string>>, providers: readonly CustomProvider[], marker: [string, string][], draws: DrawBudget): void {
     const contextKeys = new Set([...CONTEXT_KEYS, ...providers.flatMap((provider) => (provider.urlPrefixFromEnv ? [provider.urlPrefixFromEnv] : []))]);
     const values = Object.entries(env)
       .filter(([name]) => name.toUpperCase() !== "PATH" && !name.toUpperCase().endsWith("_PATH") && !contextKeys.has(name))
       .map(([, value]) => value);
     const bound = providers.filter((provider) => provider.destinationsFor(env).length > 0);
-    const searched = values.reduce((sum, value) => sum + value.length, 0) * bound.reduce((sum, provider) => sum + provider.patterns.length, 0);
-    if (searched > DISCOVERY_SEARCH_BUDGET) {
-      throw new MaskingBudgetExceeded(
-        `finding credentials would search ${searched} characters (the environment's values once per custom credential pattern); at most ${DISCOVERY_SEARCH_BUDGET} per process start`,
-      );
-    }
+    const patterns = (of: readonly CustomProvider[]) => of.reduce((sum, provider) => sum + provider.patterns.length, 0);
+    let searched = 0;
+    const search = (characters: number) => {
+      searched += characters;
+      if (searched > DISCOVERY_SEARCH_BUDGET) {
+        throw new MaskingBudgetExceeded(
+          `finding credentials would search more than ${DISCOVERY_SEARCH_BUDGET} characters (the environment's values once per custom credential pattern); at most that per process start`,
+        );
+      }
+    };
+    let examined = 0;
+    const examine = () => {
+      if (++examined > MAX_DISCOVERY_CANDIDATES) {
+        throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_DISCOVERY_CANDIDATES} credential-shaped values; at most that many are examined per process start`);
+      }
+    };
+    search(values.reduce((sum, value) => sum + value.length, 0) * patterns(bound));
     const known = new Set(this.credentials.map((credential) => credential.real));
-    const register = (credential: BrokeredCredential) => {
-      if (known.has(credential.real)) return;
+    const register = (credential: Omit<BrokeredCredential, "placeholder">, placeholder: () => string | undefined) => {
       if (this.credentials.length >= MAX_BROKERED_CREDENTIALS) {
         throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_BROKERED_CREDENTIALS} credentials to mask; at most ${MAX_BROKERED_CREDENTIALS} per process start`);
       }
+      const drawn = placeholder();
+      if (drawn === undefined) throw new MaskingBudgetExceeded(unmaskable(credential.name));
       known.add(credential.real);
-      this.credentials.push(credential);
-      marker.push([credential.name, credential.placeholder]);
+      this.credentials.push({ ...credential, placeholder: drawn });
+      marker.push([credential.name, drawn]);
     };
     const customFound = new Map<string, { provider: CustomProvider; start: number; end: number }[]>();
     for (const value of values) {
@@ -240,30 +263,36 @@ export class CredentialBroker {
       const matchesHost = source.hosts(env)!;
       for (const value of values) {
         for (const { start, real, prefix } of builtinCandidates(kind, source.prefixes, value)) {
+          examine();
           const end = start + real.length;
           if (isOperationalPathMatch(value, start, end)) continue;
-          builtinSpans.set(value, [...(builtinSpans.get(value) ?? []), [start, end]]);
+          let spans = builtinSpans.get(value);
+          if (!spans) builtinSpans.set(value, (spans = []));
+          spans.push([start, end]);
+          if (known.has(real)) continue;
           // The whole value of a variable its kind lists is that variable's to mask or leave (the client's own, say).
           if (SOURCES.some((listed) => listed.kind === kind && listed.env.some((name) => env[name]?.trim() === real))) continue;
           // A custom provider's credential that starts here and reaches at least as far is the custom provider's.
           if (customFound.get(value)!.some((found) => found.start === start && found.end >= end)) continue;
-          register({ name: source.env[0]!, real, placeholder: placeholderFor(real, prefix), matchesHost });
+          register({ name: source.env[0]!, real, matchesHost }, () => placeholderFor(real, prefix));
         }
       }
     }
     for (const [value, found] of customFound) {
       for (const { provider, start, end } of found) {
+        examine();
+        if (end - start > MAX_CREDENTIAL_BYTES) continue;
         const real = value.slice(start, end);
-        if (Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || isOperationalPathMatch(value, start, end)) continue;
+        if (known.has(real) || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || isOperationalPathMatch(value, start, end)) continue;
         const overlaps = (from: number, to: number) => from < end && start < to;
         if ((builtinSpans.get(value) ?? []).some(([from, to]) => overlaps(from, to))) continue;
         if (found.some((other) => other.provider !== provider && overlaps(other.start, other.end))) continue;
         // A value another provider recognises a credential in is ambiguous: whose destinations would get it?
-        if (providers.some((other) => other !== provider && other.discover(real).length > 0)) continue;
+        const others = providers.filter((other) => other !== provider);
+        search(real.length * patterns(others));
+        if (others.some((other) => other.discover(real).length > 0)) continue;
         if (SOURCES.some((candidate) => builtinCandidates(candidate.kind, candidate.prefixes, real).length > 0)) continue;
-        const placeholder = provider.placeholderFor(real);
-        if (placeholder === undefined) continue;
-        register({ name: provider.env[0]!, real, placeholder, custom: { provider, destinations: provider.destinationsFor(env) } });
+        register({ name: provider.env[0]!, real, custom: { provider, destinations: provider.destinationsFor(env) } }, () => provider.placeholderFor(real, draws));
       }
     }
   }

@@ -24,6 +24,7 @@ import randexpModule from "randexp";
 import { RE2JS } from "re2js";
 import { swapAuthorization } from "./authorization-swap.js";
 import { parseDestination, type CredentialDestination } from "./credential-destination.js";
+import { DrawBudget, MaskingBudgetExceeded } from "./masking-budget.js";
 
 /** randexp is CommonJS whose module.exports is the class itself; its types describe it as an ES default export. */
 const RandExp = randexpModule as unknown as typeof randexpModule.default;
@@ -72,7 +73,8 @@ export interface CustomProvider {
   recognizes(value: string): boolean;
   /** Where this provider's credentials sit inside `value`, as upstream discovers them in variables it does not list. */
   discover(value: string): [number, number][];
-  placeholderFor(real: string): string | undefined;
+  /** A fresh placeholder for `real`, each attempt charged to `budget`; undefined when none could be drawn. */
+  placeholderFor(real: string, budget: DrawBudget): string | undefined;
   destinationsFor(env: Readonly<Record<string, string>>): CredentialDestination[];
   translateHeaders(header: (name: string) => string | undefined, placeholder: string, real: string): [string, string][];
 }
@@ -85,11 +87,13 @@ export function compileProviders(configs: Readonly<Record<string, ProviderConfig
   const names = Object.keys(configs).sort();
   const total = names.reduce((sum, name) => sum + (configs[name]!.patterns?.length ?? 0), 0);
   if (total > MAX_PATTERNS_PER_START) {
-    throw new Error(`custom credential providers name ${total} patterns; this exec-server compiles at most ${MAX_PATTERNS_PER_START} per process start`);
+    throw new MaskingBudgetExceeded(`custom credential providers name ${total} patterns; this exec-server compiles at most ${MAX_PATTERNS_PER_START} per process start`);
   }
   const owners = new Map<string, string>();
+  // Each pattern is tried once at compile time: one budget for all of this start's trial draws.
+  const trialDraws = new DrawBudget();
   return names.map((name) => {
-    const provider = compileProvider(name, configs[name]!);
+    const provider = compileProvider(name, configs[name]!, trialDraws);
     for (const key of provider.env) {
       const owner = owners.get(key);
       // Upstream skips the later of two providers that read one variable; which value would go where is ambiguous.
@@ -100,7 +104,7 @@ export function compileProviders(configs: Readonly<Record<string, ProviderConfig
   });
 }
 
-function compileProvider(name: string, config: ProviderConfig): CustomProvider {
+function compileProvider(name: string, config: ProviderConfig, trialDraws: DrawBudget): CustomProvider {
   const env = config.env ?? [];
   const patterns = config.patterns ?? [];
   const urlPrefixes = config.url_prefixes ?? [];
@@ -131,8 +135,9 @@ function compileProvider(name: string, config: ProviderConfig): CustomProvider {
   if (prefix !== undefined && header === undefined) throw new Error(`credential provider \`${name}\` requires header authentication to use a header prefix`);
   const compiled = patterns.map((pattern) => {
     try {
-      return compilePattern(pattern);
+      return compilePattern(pattern, trialDraws);
     } catch (error) {
+      if (error instanceof MaskingBudgetExceeded) throw error;
       throw new Error(`invalid credential pattern for provider \`${name}\`: ${(error as Error).message}`);
     }
   });
@@ -147,14 +152,14 @@ function compileProvider(name: string, config: ProviderConfig): CustomProvider {
     patterns: compiled,
     recognizes: (value) => recognizes(provider, value),
     discover: (value) => discover(provider, value),
-    placeholderFor: (real) => placeholderFor(provider, real),
+    placeholderFor: (real, budget) => placeholderFor(provider, real, budget),
     destinationsFor: (environment) => destinationsFor(provider, environment),
     translateHeaders: (lookup, placeholder, real) => translateHeaders(provider, lookup, placeholder, real),
   };
   return provider;
 }
 
-function compilePattern(source: string): Pattern {
+function compilePattern(source: string, trialDraws: DrawBudget): Pattern {
   if (Buffer.byteLength(source) > MAX_PATTERN_BYTES) throw new Error(`credential pattern exceeds ${MAX_PATTERN_BYTES} bytes`);
   let searching: RE2JS;
   let full: RE2JS;
@@ -177,13 +182,14 @@ function compilePattern(source: string): Pattern {
   // RE2's literal prefix (what every match starts with); upstream reads it from the pattern the same way.
   const distinctive = String(longest.re2Input.prefix ?? "").length >= MIN_DISTINCTIVE_PREFIX_LENGTH;
   const pattern = { full, longest, distinctive, draw };
-  if (drawPlaceholder(pattern, () => true) === undefined) throw new Error("credential pattern could not independently generate a matching dummy");
+  if (drawPlaceholder(pattern, () => true, trialDraws) === undefined) throw new Error("credential pattern could not independently generate a matching dummy");
   return pattern;
 }
 
-function drawPlaceholder(pattern: Pattern, usable: (candidate: string) => boolean): string | undefined {
+function drawPlaceholder(pattern: Pattern, usable: (candidate: string) => boolean, budget: DrawBudget): string | undefined {
   for (let attempt = 0; attempt < MAX_DRAWS; attempt++) {
     const candidate = pattern.draw.gen();
+    budget.spend(candidate.length);
     if (Buffer.byteLength(candidate) > MAX_PLACEHOLDER_BYTES || candidate.includes("\0")) continue;
     if (pattern.full.matches(candidate) && usable(candidate)) return candidate;
   }
@@ -224,7 +230,7 @@ const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
  * that each auth method can carry as it would carry `real` (a header value;
  * for Basic, a colon where `real` has one). Undefined: left unmasked.
  */
-function placeholderFor(provider: CustomProvider, real: string): string | undefined {
+function placeholderFor(provider: CustomProvider, real: string, budget: DrawBudget): string | undefined {
   const pattern = provider.patterns.find((candidate) => candidate.full.matches(real));
   if (!pattern) return undefined;
   return drawPlaceholder(pattern, (candidate) => {
@@ -232,7 +238,7 @@ function placeholderFor(provider: CustomProvider, real: string): string | undefi
     return provider.methods.every((method) =>
       method === "basic" ? candidate.includes(":") === real.includes(":") && HEADER_SAFE.test(candidate) : HEADER_SAFE.test(`${provider.prefix}${candidate}`),
     );
-  });
+  }, budget);
 }
 
 /** The destinations a credential of this provider may go to, given the process's environment (with `url_prefix_from_env`'s URL). */

@@ -8,11 +8,17 @@
  */
 const BOUNDARY = /[\s"'=`]/;
 
+/**
+ * How far either side of a match its path or URL is looked for: a word longer than a credential may be is
+ * not a path holding one (and looking further would cost each match the whole value).
+ */
+const MAX_SURROUNDING = 4096;
+
 export function isOperationalPathMatch(text: string, start: number, end: number): boolean {
   let from = start;
-  while (from > 0 && !BOUNDARY.test(text[from - 1]!)) from--;
+  while (from > 0 && !BOUNDARY.test(text[from - 1]!)) if (start - --from > MAX_SURROUNDING) return false;
   let to = end;
-  while (to < text.length && !BOUNDARY.test(text[to]!)) to++;
+  while (to < text.length && !BOUNDARY.test(text[to]!)) if (++to - end > MAX_SURROUNDING) return false;
   const token = text.slice(from, to);
   const relativeStart = start - from;
   const relativeEnd = end - from;

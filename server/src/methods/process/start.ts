@@ -76,6 +76,8 @@ async function start(
   const cwd = resolveCwd(params.cwd);
   const env = buildChildEnv(params.env, params.envPolicy, process.env, cwd);
   const masking = params.networkProxy?.proxy.credentialMasking === true;
+  // Masking searches the environment: held to the size a process may be given first.
+  if (masking) checkArgvEnvBytes(params.argv, env, config.maxArgvEnvBytes);
   // Loaded only when masking is asked for; the real values stay with the broker, in this daemon.
   const broker = masking ? await maskCredentials(params, env) : undefined;
   const proxy = networkPolicy && params.networkProxy ? await startNetworkProxy(params, networkPolicy, session, config, connection.daemonPort, masking ? { broker } : undefined) : undefined;
@@ -89,6 +91,12 @@ async function start(
     proxy?.close();
     throw error;
   }
+}
+
+/** Argv and environment within --max-argv-env-bytes (each string with its terminating NUL), or LimitExceeded. */
+function checkArgvEnvBytes(argv: readonly string[], env: Readonly<Record<string, string>>, limit: number): void {
+  const bytes = [...argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
+  if (bytes > limit) throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${bytes} bytes, over the limit of ${limit}`);
 }
 
 /**
@@ -109,10 +117,11 @@ async function maskCredentials(params: ParamsOf<"process/start">, env: Record<st
 async function customProviders(params: ParamsOf<"process/start">) {
   const configs = params.networkProxy?.proxy.credentialProviders ?? {};
   if (Object.keys(configs).length === 0) return [];
-  const { compileProviders } = await import("../../network-proxy/custom-providers.js");
+  const [{ compileProviders }, { MaskingBudgetExceeded }] = await Promise.all([import("../../network-proxy/custom-providers.js"), import("../../network-proxy/masking-budget.js")]);
   try {
     return compileProviders(configs);
   } catch (error) {
+    if (error instanceof MaskingBudgetExceeded) throw limitExceeded("credentialMasking", error.message);
     // Upstream logs such a provider and starts the process with its credential unmasked; a masking request is refused instead.
     throw invalidParams((error as Error).message);
   }
@@ -193,10 +202,7 @@ async function startWithin(
   }: { cwd: string; env: Record<string, string>; tty: boolean; proxy: NetworkProxyLaunch | undefined; snapshot: SnapshotPlan | undefined },
 ): Promise<ResultOf<"process/start">> {
   const { config, log } = connection.deps;
-  const argvEnvBytes = [...params.argv, ...Object.keys(env), ...Object.values(env)].reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
-  if (argvEnvBytes > config.maxArgvEnvBytes) {
-    throw limitExceeded("maxArgvEnvBytes", `argv and environment take ${argvEnvBytes} bytes, over the limit of ${config.maxArgvEnvBytes}`);
-  }
+  checkArgvEnvBytes(params.argv, env, config.maxArgvEnvBytes);
 
   const sandbox = params.sandbox
     ? // Loaded on the first sandboxed start: a daemon asked for none never loads it.
