@@ -3,13 +3,16 @@
  * first start that asks for masking (never at daemon start-up), kept in this
  * daemon's memory only (its key is never written anywhere), and one leaf
  * certificate per host on demand, in a bounded cache. Upstream makes one
- * per exec-server process too. node-forge (pure JavaScript) builds and signs
- * the certificates; the RSA keys come from Node's own crypto.
+ * per exec-server process too. node-forge (pure JavaScript) builds the
+ * certificates; Node's own crypto makes the RSA keys and signs them (forge's
+ * JavaScript RSA held the event loop 30-50 ms a leaf). Every leaf shares one
+ * key pair, made with the CA's: a sandboxed process that connects to many
+ * hosts costs a signature each, not a key.
  *
  * A process is told to trust the CA through a bundle file: the system's roots,
  * the executor's own SSL_CERT_FILE (what the proxy trusts itself), and this CA.
  */
-import { generateKeyPair, randomBytes } from "node:crypto";
+import { generateKeyPair, randomBytes, sign } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import { promisify } from "node:util";
@@ -19,10 +22,23 @@ import forge from "node-forge";
 export const LEAF_CACHE_MAX = 64;
 const generate = promisify(generateKeyPair);
 
-async function rsaKey(): Promise<forge.pki.rsa.KeyPair> {
+interface RsaKey {
+  readonly pem: string;
+  readonly publicKey: forge.pki.PublicKey;
+}
+
+async function rsaKey(): Promise<RsaKey> {
   const { privateKey } = await generate("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
   const key = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
-  return { privateKey: key, publicKey: forge.pki.setRsaPublicKey(key.n, key.e) };
+  return { pem: privateKey, publicKey: forge.pki.setRsaPublicKey(key.n, key.e) };
+}
+
+/** Signs `certificate` with `signerPem` (SHA-256 with RSA), natively. */
+function signCertificate(certificate: forge.pki.Certificate, signerPem: string): void {
+  certificate.signatureOid = forge.pki.oids.sha256WithRSAEncryption!;
+  certificate.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption!;
+  const tbs = Buffer.from(forge.asn1.toDer((forge.pki as unknown as { getTBSCertificate(certificate: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(certificate)).getBytes(), "binary");
+  certificate.signature = sign("sha256", tbs, signerPem).toString("binary");
 }
 
 function baseCertificate(publicKey: forge.pki.PublicKey, days: number): forge.pki.Certificate {
@@ -44,13 +60,14 @@ export class MitmAuthority {
   private readonly leaves = new Map<string, Promise<Leaf>>();
 
   private constructor(
-    private readonly caKey: forge.pki.rsa.PrivateKey,
+    private readonly caKey: RsaKey,
     private readonly caCertificate: forge.pki.Certificate,
     readonly certificatePem: string,
+    private readonly leafKey: RsaKey,
   ) {}
 
   static async create(): Promise<MitmAuthority> {
-    const keys = await rsaKey();
+    const [keys, leafKey] = await Promise.all([rsaKey(), rsaKey()]);
     const certificate = baseCertificate(keys.publicKey, 3650);
     const name = [{ name: "commonName", value: "execmux network proxy CA" }];
     certificate.setSubject(name);
@@ -60,8 +77,8 @@ export class MitmAuthority {
       { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
       { name: "subjectKeyIdentifier" },
     ]);
-    certificate.sign(keys.privateKey, forge.md.sha256.create());
-    return new MitmAuthority(keys.privateKey, certificate, forge.pki.certificateToPem(certificate));
+    signCertificate(certificate, keys.pem);
+    return new MitmAuthority(keys, certificate, forge.pki.certificateToPem(certificate), leafKey);
   }
 
   /** The certificate a client sees for `host` (a name or an IP literal), signed by this CA. */
@@ -80,8 +97,7 @@ export class MitmAuthority {
   }
 
   private async issue(host: string): Promise<Leaf> {
-    const keys = await rsaKey();
-    const certificate = baseCertificate(keys.publicKey, 30);
+    const certificate = baseCertificate(this.leafKey.publicKey, 30);
     certificate.setSubject([{ name: "commonName", value: host.slice(0, 64) }]);
     certificate.setIssuer(this.caCertificate.subject.attributes);
     const ip = /^[0-9.]+$/.test(host) || host.includes(":");
@@ -91,8 +107,8 @@ export class MitmAuthority {
       { name: "extKeyUsage", serverAuth: true },
       { name: "subjectAltName", altNames: [ip ? { type: 7, ip: host } : { type: 2, value: host }] },
     ]);
-    certificate.sign(this.caKey, forge.md.sha256.create());
-    return { key: forge.pki.privateKeyToPem(keys.privateKey), cert: forge.pki.certificateToPem(certificate) };
+    signCertificate(certificate, this.caKey.pem);
+    return { key: this.leafKey.pem, cert: forge.pki.certificateToPem(certificate) };
   }
 }
 
