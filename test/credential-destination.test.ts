@@ -3,7 +3,7 @@
  * read as upstream 0.171 reads them: which requests may carry the real value. Pure functions.
  */
 import { describe, expect, it } from "vitest";
-import { isSafeForAuthorization, matchesRequest, parseDestination } from "../server/dist/network-proxy/credential-destination.js";
+import { isSafeForAuthorization, matchesRequest, parseDestination, requestPath } from "../server/dist/network-proxy/credential-destination.js";
 
 const request = (url: string) => {
   const parsed = new URL(url);
@@ -46,5 +46,13 @@ describe("credential destinations", () => {
       expect(matchesRequest(v1, { scheme: "https", host: "vendor.example", port: 443, path }), path).toBe(false);
     }
     expect(["/v1/a.b", "/v1/...", "/v1/a%20b", "/v1/.well-known"].map(isSafeForAuthorization)).toEqual([true, true, true, true]);
+  });
+
+  it("read a request target's path up to its query only: a `#` and what follows stay in it (a server may read them)", () => {
+    const v1 = parseDestination("http://127.0.0.1:8080/v1");
+    const path = requestPath("/v1/a#/../../v2?q=1");
+    expect(path).toBe("/v1/a#/../../v2");
+    expect(matchesRequest(v1, { scheme: "http", host: "127.0.0.1", port: 8080, path })).toBe(false);
+    expect(matchesRequest(v1, { scheme: "http", host: "127.0.0.1", port: 8080, path: requestPath("/v1/a?x=#y") })).toBe(true);
   });
 });

@@ -111,3 +111,13 @@ function isSafeSegment(segment: string): boolean {
   }
   return other || (dots !== 1 && dots !== 2);
 }
+
+/**
+ * The path of an origin-form request target as a destination sees it: up to
+ * the query. A `#` has no place in a request target; a server may read the
+ * path past it, so a target holding one is matched as it stands, `#` and all,
+ * and no prefix ends in one.
+ */
+export function requestPath(target: string): string {
+  return target.split("?")[0]!;
+}

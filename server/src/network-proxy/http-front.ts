@@ -8,6 +8,7 @@ import { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { RequestError, Server, type PrepareRequestFunctionResult } from "proxy-chain";
 import type { CredentialBroker } from "./credential-broker.js";
+import { requestPath } from "./credential-destination.js";
 import type { Gate } from "./gate.js";
 import { normalizeHost } from "./host-patterns.js";
 import { blockedHeader, blockedMessage, type NetworkProtocol, type Verdict } from "./policy.js";
@@ -38,12 +39,12 @@ function stripProxyHeaders(rawHeaders: string[]): void {
   }
 }
 
-/** The path of an absolute-form request target, as sent (no query). */
+/** The path of an absolute-form request target, as sent (no query; see requestPath). */
 function rawPath(url: string): string {
   const authority = url.indexOf("://");
   const slash = authority < 0 ? url.indexOf("/") : url.indexOf("/", authority + 3);
   if (slash < 0) return "/";
-  return url.slice(slash).split("?")[0]!.split("#")[0]!;
+  return requestPath(url.slice(slash));
 }
 
 /** A plain HTTP request to a custom provider's loopback destination gets the real value for its placeholder (credential-broker.ts headersFor). */

@@ -13,6 +13,7 @@
 import { createServer, request as httpsRequest, type Server } from "node:https";
 import { checkServerIdentity } from "node:tls";
 import type { CredentialBroker } from "./credential-broker.js";
+import { requestPath } from "./credential-destination.js";
 import type { MitmAuthority } from "./mitm-ca.js";
 import { upstreamTrust } from "./mitm-ca.js";
 
@@ -36,7 +37,7 @@ export async function mitmServer(target: MitmTarget, broker: CredentialBroker, a
       const value = headers[name];
       return typeof value === "string" ? value : undefined;
     };
-    const path = (incoming.url ?? "/").split("?")[0]!;
+    const path = requestPath(incoming.url ?? "/");
     for (const [name, value] of broker.headersFor({ scheme: "https", host: target.host, port: target.port, path }, header)) headers[name] = value;
     const onward = httpsRequest(
       {
