@@ -67,7 +67,7 @@ export class Metrics {
   readonly errors = new Counter<string>("execmux_errors_total", "JSON-RPC errors sent, by code.", "code");
   readonly spawnDuration = new Histogram<"true" | "false">(
     "execmux_spawn_duration_seconds",
-    "Time to spawn a process, by kind.",
+    "Time to spawn a process, by kind (with the wait for one of the process host's start slots).",
     "tty",
     [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5],
   );
