@@ -19,6 +19,7 @@ import { basename } from "node:path";
 import { swapAuthorization } from "./authorization-swap.js";
 import { matchesHost, matchesRequest, type CredentialDestination, type RequestTarget } from "./credential-destination.js";
 import type { CustomProvider } from "./custom-providers.js";
+import { GITHUB_CLOUD_KEYS, GITHUB_ENTERPRISE_KEYS, GITHUB_HOST_KEY, OPENAI_KEYS } from "./builtin-credentials.js";
 import { normalizeHost } from "./host-patterns.js";
 import { DrawBudget, MaskingBudgetExceeded } from "./masking-budget.js";
 import { isOperationalPathMatch } from "./operational-path.js";
@@ -62,18 +63,18 @@ interface Source {
 const githubCloud = (host: string) => host === "github.com" || host === "api.github.com" || host === "uploads.github.com" || host.endsWith(".ghe.com");
 
 const SOURCES: readonly Source[] = [
-  { kind: "github", env: ["GH_TOKEN", "GITHUB_TOKEN"], prefixes: GITHUB_PREFIXES, hosts: () => githubCloud },
+  { kind: "github", env: GITHUB_CLOUD_KEYS, prefixes: GITHUB_PREFIXES, hosts: () => githubCloud },
   {
     kind: "github",
-    env: ["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"],
+    env: GITHUB_ENTERPRISE_KEYS,
     prefixes: GITHUB_PREFIXES,
     // GitHub Enterprise: the one host GH_HOST names (unless it is GitHub's own).
     hosts: (env) => {
-      const named = env.GH_HOST ? normalizeHost(env.GH_HOST) : "";
+      const named = env[GITHUB_HOST_KEY] ? normalizeHost(env[GITHUB_HOST_KEY]) : "";
       return named && !githubCloud(named) ? (host) => host === named : undefined;
     },
   },
-  { kind: "openai", env: ["OPENAI_API_KEY"], prefixes: OPENAI_PREFIXES, hosts: () => (host) => host === "api.openai.com" },
+  { kind: "openai", env: OPENAI_KEYS, prefixes: OPENAI_PREFIXES, hosts: () => (host) => host === "api.openai.com" },
 ];
 
 /**
@@ -86,7 +87,7 @@ const DISCOVERY = {
   openai: { minimum: 51, ignored: ["sk-ant-", "sk-or-"], watermark: "T3BlbkFJ" },
 };
 /** Variables never searched for credentials: search paths, and the ones that say where a credential may go. */
-const CONTEXT_KEYS = ["GH_HOST", "OPENAI_BASE_URL"];
+const CONTEXT_KEYS = [GITHUB_HOST_KEY, "OPENAI_BASE_URL"];
 const TOKEN_RUN = /[A-Za-z0-9_-]*/y;
 
 export interface BrokeredCredential {

@@ -23,6 +23,7 @@ import type { RemoteNetworkProxyConfig } from "@execmux/shared";
 import randexpModule from "randexp";
 import { RE2JS } from "re2js";
 import { swapAuthorization } from "./authorization-swap.js";
+import { GITHUB_CLOUD_KEYS, GITHUB_ENTERPRISE_KEYS, GITHUB_HOST_KEY, OPENAI_KEYS } from "./builtin-credentials.js";
 import { parseDestination, type CredentialDestination } from "./credential-destination.js";
 import { DrawBudget, MaskingBudgetExceeded } from "./masking-budget.js";
 
@@ -41,8 +42,8 @@ const MAX_DRAWS = 64;
 /** This exec-server's budget: every pattern of one start is compiled and drawn from once. */
 export const MAX_PATTERNS_PER_START = 64;
 
-/** The variables the built-in providers own (credential-broker.ts SOURCES) and the one that binds them. */
-const BUILTIN_KEYS = new Set(["GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "GH_HOST"]);
+/** The variables the built-in providers own and the one that binds them. */
+const BUILTIN_KEYS = new Set([...GITHUB_CLOUD_KEYS, ...GITHUB_ENTERPRISE_KEYS, ...OPENAI_KEYS, GITHUB_HOST_KEY]);
 
 /** A match at least this long is a credential wherever it is found; a shorter one only after a distinctive prefix. */
 const MIN_EMBEDDED_CREDENTIAL_LENGTH = 16;
