@@ -131,6 +131,24 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])("credential mask
       expect(await run(client, processId, [...argv])).toBe(`token=${REAL}\n`);
     }
   });
+
+  it("masks a token the client sends in env too, beside the executor's own or alone", async () => {
+    const { https, seen } = await targets();
+    const client = await WireClient.ready(await servers[server](executorEnv()));
+    const sent = "ghp_zyxwvutsrqponmlkjihgfedcba98765ZZZZZZ";
+    const script = [
+      `curl -sS -m 10 -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $GH_ENTERPRISE_TOKEN" https://127.0.0.1:${https}/sent`,
+      `echo "enterprise=$GH_ENTERPRISE_TOKEN cloud=$GH_TOKEN"`,
+    ].join("\n");
+    const closed = client.closedOf("sent");
+    const started = await startWith(client, "sent", ["/bin/bash", "-c", script], {}, { GH_ENTERPRISE_TOKEN: sent, GH_TOKEN: REAL });
+    expect(started.error).toBeUndefined();
+    await closed;
+    const output = client.output("sent");
+    expect(output).toMatch(/^200\nenterprise=ghp_masked[A-Za-z0-9]{31} cloud=ghp_masked[A-Za-z0-9]{30}\n$/);
+    // The client's value, not the executor's, went to the enterprise host.
+    expect(seen).toEqual([`https /sent Bearer ${sent}`]);
+  });
 });
 
 /** A custom provider's credential in each server's environment: `vendor_` and 24 lower-case letters. */

@@ -143,18 +143,14 @@ export class CredentialBroker {
   readonly credentials: BrokeredCredential[] = [];
 
   /**
-   * Replaces, in `env`, each credential inherited from `daemonEnv` (not set
-   * by the client in `clientEnv`) with a placeholder, and every other
-   * variable's copy of it too; sets upstream's two marker variables.
-   * A custom provider's credentials are masked wherever they come from (the
-   * client's `env` included), as upstream masks them.
+   * Replaces, in `env`, each credential with a placeholder, and every other
+   * variable's copy of it too; sets upstream's two marker variables. A
+   * credential is masked wherever it came from, the executor's environment
+   * or the client's `env`, as upstream 0.171 masks it (asked of the binary:
+   * a GH_TOKEN or GH_ENTERPRISE_TOKEN the client sends, with or without an
+   * executor's own, with or without an envPolicy, comes out masked).
    */
-  static virtualize(
-    env: Record<string, string>,
-    daemonEnv: Readonly<Record<string, string | undefined>>,
-    clientEnv: Readonly<Record<string, string>>,
-    providers: readonly CustomProvider[] = [],
-  ): CredentialBroker {
+  static virtualize(env: Record<string, string>, providers: readonly CustomProvider[] = []): CredentialBroker {
     const broker = new CredentialBroker();
     const draws = new DrawBudget();
     const marker: [string, string][] = [];
@@ -163,7 +159,7 @@ export class CredentialBroker {
       if (!matchesHost) continue;
       for (const name of source.env) {
         const real = env[name]?.trim();
-        if (!real || real !== daemonEnv[name]?.trim() || name in clientEnv || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
+        if (!real || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
         const prefix = source.prefixes.find((candidate) => real.startsWith(candidate));
         if (!prefix) continue;
         const placeholder = broker.credentials.find((known) => known.real === real)?.placeholder ?? placeholderFor(real, prefix);
@@ -271,7 +267,7 @@ export class CredentialBroker {
           if (!spans) builtinSpans.set(value, (spans = []));
           spans.push([start, end]);
           if (known.has(real)) continue;
-          // The whole value of a variable its kind lists is that variable's to mask or leave (the client's own, say).
+          // The whole value of a variable its kind lists is that variable's, bound where it binds it.
           if (SOURCES.some((listed) => listed.kind === kind && listed.env.some((name) => env[name]?.trim() === real))) continue;
           // A custom provider's credential that starts here and reaches at least as far is the custom provider's.
           if (customFound.get(value)!.some((found) => found.start === start && found.end >= end)) continue;

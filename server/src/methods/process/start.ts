@@ -107,7 +107,7 @@ async function maskCredentials(params: ParamsOf<"process/start">, env: Record<st
   const [{ CredentialBroker, MaskingBudgetExceeded, masksFor }, providers] = await Promise.all([import("../../network-proxy/credential-broker.js"), customProviders(params)]);
   if (!masksFor(params.argv)) return undefined;
   try {
-    return CredentialBroker.virtualize(env, process.env, params.env ?? {}, providers);
+    return CredentialBroker.virtualize(env, providers);
   } catch (error) {
     if (error instanceof MaskingBudgetExceeded) throw limitExceeded("credentialMasking", error.message);
     throw error;
