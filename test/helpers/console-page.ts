@@ -4,7 +4,16 @@
  */
 import { copyFileSync, mkdirSync } from "node:fs";
 import type { Browser, BrowserContextOptions, Page } from "playwright-core";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { launchBrowser } from "./browser.js";
+
+// The console's shells are login shells, started by the test's own daemon with this process's environment: with
+// the machine's HOME they read its dotfiles, and one that runs `pyenv init` left a lock behind when a test ended
+// the shell mid-rehash, after which every login shell waited 60 s. Console tests give their shells a home of their own.
+// One shared, empty home (the shells may leave a history there), so that nothing is left per run.
+process.env.HOME = join(tmpdir(), "execmux-console-home");
+mkdirSync(process.env.HOME, { recursive: true });
 
 export const httpOf = (wsUrl: string) => wsUrl.replace(/^ws/, "http");
 
