@@ -406,13 +406,13 @@ export class ProcessHost {
   /** SIGTERM to every tree, SIGKILL after `graceMs`: resolves once they are gone. The host ends when the daemon then closes the link. */
   async shutdown(graceMs: number): Promise<void> {
     await this.link.request(Msg.Shutdown, (writer) => writer.u32(graceMs)).catch(() => undefined);
-    this.link.close();
+    await this.link.close();
   }
 
-  /** The daemon leaves on purpose (an upgrade): the host keeps everything for the next one. */
-  leave(): void {
+  /** The daemon leaves on purpose (an upgrade): the host keeps everything for the next one. Resolves once it was told. */
+  leave(): Promise<void> {
     this.link.send(new Writer(Msg.Leave));
-    this.link.close();
+    return this.link.close();
   }
 
   private onLost(error: Error): void {
