@@ -324,7 +324,7 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
       })()),
     leave: async () => {
       await stopAccepting(SERVICE_RESTART_CLOSE);
-      await opened.leave();
+      opened.leave();
     },
   };
 }

@@ -37,7 +37,7 @@ export interface Runtime {
   /** Terminates every process tree (SIGTERM, a grace period, SIGKILL); the host ends with it. */
   close(): Promise<void>;
   /** Lets go of the host, leaving it every session and process for the next daemon (an upgrade, a restart). */
-  leave(): Promise<void>;
+  leave(): void;
 }
 
 const MiB = 1024 * 1024;
@@ -148,7 +148,7 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
     },
     leave: () => {
       registry.stopExpiry();
-      return host.leave();
+      host.leave();
     },
   };
 }

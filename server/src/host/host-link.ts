@@ -9,13 +9,6 @@
 import type { Socket } from "node:net";
 import { Msg, Reader, Writer } from "./link-codec.js";
 
-/**
- * How long ending the link waits for its last messages to be written: a daemon that leaves its host (SIGUSR2)
- * exits right after, and a Leave still queued here would be lost with the process; the host would then see the
- * link drop and end every session it was to keep.
- */
-const LINK_FLUSH_MS = 2000;
-
 /** Replies (by type) that answer a request; anything else is an event. */
 const REPLIES = new Set<number>([Msg.HelloOk, Msg.Started, Msg.StartFailed, Msg.Written, Msg.Answer, Msg.ReadResult, Msg.ListResult, Msg.Refused]);
 
@@ -80,16 +73,8 @@ export class HostLink {
     });
   }
 
-  /** Ends the link; resolves once what was written reached the host's socket (or after LINK_FLUSH_MS at most). */
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, LINK_FLUSH_MS);
-      timer.unref();
-      this.socket.end(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+  close(): void {
+    this.socket.end();
   }
 
   private closed(error: Error): void {

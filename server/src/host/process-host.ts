@@ -406,13 +406,13 @@ export class ProcessHost {
   /** SIGTERM to every tree, SIGKILL after `graceMs`: resolves once they are gone. The host ends when the daemon then closes the link. */
   async shutdown(graceMs: number): Promise<void> {
     await this.link.request(Msg.Shutdown, (writer) => writer.u32(graceMs)).catch(() => undefined);
-    await this.link.close();
+    this.link.close();
   }
 
-  /** The daemon leaves on purpose (an upgrade): the host keeps everything for the next one. Resolves once it was told. */
-  leave(): Promise<void> {
+  /** The daemon leaves on purpose (an upgrade): the host keeps everything for the next one. */
+  leave(): void {
     this.link.send(new Writer(Msg.Leave));
-    return this.link.close();
+    this.link.close();
   }
 
   private onLost(error: Error): void {
