@@ -7,10 +7,15 @@
  * take 5-6 ms. No native addon, so nothing to build or approve at install.
  */
 
-/** The 4-byte mask, rotated to start at `offset`, as one word in this machine's byte order. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** The 4-byte mask, rotated to start at `offset`, as one word in this machine's byte order (no allocation: it runs per frame). */
 function maskWord(mask: Uint8Array, offset: number): number {
-  const rotated = new Uint8Array([mask[offset & 3]!, mask[(offset + 1) & 3]!, mask[(offset + 2) & 3]!, mask[(offset + 3) & 3]!]);
-  return new Uint32Array(rotated.buffer)[0]!;
+  const a = mask[offset & 3]!;
+  const b = mask[(offset + 1) & 3]!;
+  const c = mask[(offset + 2) & 3]!;
+  const d = mask[(offset + 3) & 3]!;
+  return (LITTLE_ENDIAN ? a | (b << 8) | (c << 16) | (d << 24) : (a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 }
 
 /** XORs `buffer` with the repeating 4-byte `mask`, in place (RFC 6455 section 5.3). */
