@@ -37,16 +37,15 @@ const MAX_CREDENTIAL_BYTES = 4096;
  * searched 22 M characters a second there); a 16 KiB environment against
  * 64 patterns fits.
  */
-export const DISCOVERY_SEARCH_BUDGET = 1 << 20;
+const DISCOVERY_SEARCH_BUDGET = 1 << 20;
 /** Characters one start's masking may search for the credentials' copies (a native substring search each): tens of milliseconds. */
 const REPLACEMENT_SEARCH_BUDGET = 64 << 20;
 /** Credentials one start may broker: each costs a placeholder drawn, a marker entry and a pass over every variable. */
-export const MAX_BROKERED_CREDENTIALS = 256;
+const MAX_BROKERED_CREDENTIALS = 256;
 
 /** Credential-shaped values one start's discovery may examine (each costs a look at its surroundings and the other providers). */
-export const MAX_DISCOVERY_CANDIDATES = 1024;
+const MAX_DISCOVERY_CANDIDATES = 1024;
 
-export { MaskingBudgetExceeded };
 
 const unmaskable = (name: string) =>
   `no placeholder could be drawn for the credential in ${name} (its pattern left no other value a header can carry): the process was not started with it unmasked`;

@@ -12,7 +12,7 @@ export class MaskingBudgetExceeded extends Error {}
  * benchmark VM, so about a quarter second when used up; 256 credentials of
  * a hundred characters drawn twice each fit.
  */
-export const PLACEHOLDER_DRAW_BUDGET = 256 * 1024;
+const PLACEHOLDER_DRAW_BUDGET = 256 * 1024;
 
 /** What one start's placeholder draws have left. */
 export class DrawBudget {

@@ -104,24 +104,27 @@ function checkArgvEnvBytes(argv: readonly string[], env: Readonly<Record<string,
  * Custom providers are compiled first, whatever the argv: one that cannot be honoured refuses the start.
  */
 async function maskCredentials(params: ParamsOf<"process/start">, env: Record<string, string>) {
-  const [{ CredentialBroker, MaskingBudgetExceeded, masksFor }, providers] = await Promise.all([import("../../network-proxy/credential-broker.js"), customProviders(params)]);
-  if (!masksFor(params.argv)) return undefined;
+  const [{ CredentialBroker, masksFor }, { MaskingBudgetExceeded }] = await Promise.all([
+    import("../../network-proxy/credential-broker.js"),
+    import("../../network-proxy/masking-budget.js"),
+  ]);
   try {
-    return CredentialBroker.virtualize(env, providers);
+    const providers = await customProviders(params, MaskingBudgetExceeded);
+    return masksFor(params.argv) ? CredentialBroker.virtualize(env, providers) : undefined;
   } catch (error) {
     if (error instanceof MaskingBudgetExceeded) throw limitExceeded("credentialMasking", error.message);
     throw error;
   }
 }
 
-async function customProviders(params: ParamsOf<"process/start">) {
+async function customProviders(params: ParamsOf<"process/start">, budgetError: new (message: string) => Error) {
   const configs = params.networkProxy?.proxy.credentialProviders ?? {};
   if (Object.keys(configs).length === 0) return [];
-  const [{ compileProviders }, { MaskingBudgetExceeded }] = await Promise.all([import("../../network-proxy/custom-providers.js"), import("../../network-proxy/masking-budget.js")]);
+  const { compileProviders } = await import("../../network-proxy/custom-providers.js");
   try {
     return compileProviders(configs);
   } catch (error) {
-    if (error instanceof MaskingBudgetExceeded) throw limitExceeded("credentialMasking", error.message);
+    if (error instanceof budgetError) throw error;
     // Upstream logs such a provider and starts the process with its credential unmasked; a masking request is refused instead.
     throw invalidParams((error as Error).message);
   }
