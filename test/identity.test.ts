@@ -100,6 +100,28 @@ describe("one client from many addresses", () => {
   });
 });
 
+describe("a client opening connections fast", () => {
+  it("is slowed, not refused, past its pace of new connections, and another client is not slowed with it", async () => {
+    const tokenFile = join(scratchDirectory("identity-pace"), "tokens");
+    writeFileSync(tokenFile, "alice-token-0001\nmallory-token-0002\n");
+    // One a second, bursts of two: Mallory's third and fourth wait about one and two seconds for their slots.
+    const daemon = await startTestDaemon({ tokenFile, maxNewConnectionsPerSecond: 1 });
+    const opened: string[] = [];
+    const mallory = Array.from({ length: 4 }, (_, index) =>
+      WireClient.connect(daemon.url, "mallory-token-0002").then((client) => (opened.push(`mallory-${index}`), client)),
+    );
+    await Promise.race(mallory.slice(0, 2));
+    const alice = await WireClient.connect(daemon.url, "alice-token-0001");
+    opened.push("alice");
+    // Alice's own pace let her in at once: only Mallory's burst of two came before her, the others wait for their slots.
+    expect(opened.indexOf("alice")).toBeLessThanOrEqual(2);
+    // Every one of Mallory's is upgraded in the end: none was refused.
+    const clients = await Promise.all(mallory);
+    expect(opened).toHaveLength(5);
+    for (const client of [...clients, alice]) client.close();
+  });
+});
+
 describe("one JWT in many forms", () => {
   async function jwtDaemon() {
     const secretFile = join(scratchDirectory("identity-jwt"), "secret");

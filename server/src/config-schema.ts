@@ -188,6 +188,12 @@ export const ConfigSchema = Type.Object(
       minimum: 1,
       description: "WebSocket connections one client (as for --max-sessions-per-client) may have open; more get HTTP 429.",
     }),
+    maxNewConnectionsPerSecond: Type.Integer({
+      default: 100,
+      minimum: 1,
+      description:
+        "WebSocket connections one client (as for --max-sessions-per-client) may open per second, bursts up to twice this. A client opening them faster waits for its upgrade: slowed, not refused. A connection that comes and goes (its 101, a session made and kept, the close) costs the daemon far more than a request.",
+    }),
     maxDetachedSessions: Type.Integer({
       default: 200,
       minimum: 0,

@@ -75,6 +75,7 @@ const VALUE_KINDS = {
   maxSessions: "setting",
   maxSessionsPerClient: "setting",
   maxConnectionsPerClient: "setting",
+  maxNewConnectionsPerSecond: "setting",
   maxDetachedSessions: "setting",
   maxProcessesPerSession: "setting",
   maxProcesses: "setting",

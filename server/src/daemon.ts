@@ -11,6 +11,7 @@ import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, t
 import { createServer as createHttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
+import { ConnectionPace } from "./auth/connection-pace.js";
 import { ConnectionQuota } from "./auth/connection-quota.js";
 import { HostAllowList } from "./auth/host-check.js";
 import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./auth/request-auth.js";
@@ -23,6 +24,7 @@ import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { persistentHost, type LaunchedHost } from "./host/host-launch.js";
 import { openRuntime, type Runtime } from "./runtime.js";
+import { CONNECTION_LIFECYCLE } from "./rpc/turn-scheduler.js";
 
 export { persistentHost } from "./host/host-launch.js";
 import type { SessionRegistry } from "./session/session-registry.js";
@@ -107,6 +109,7 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
   // with tokens the Host is checked only when the operator listed names.
   const hosts = credentials.length === 0 || config.allowedHosts !== "" ? new HostAllowList(host, config.allowedHosts) : undefined;
   const connectionQuota = new ConnectionQuota(config.maxConnectionsPerClient);
+  const connectionPace = new ConnectionPace(config.maxNewConnectionsPerSecond);
   /** Set once the daemon is stopping: new WebSockets are refused meanwhile. */
   let closing: Promise<void> | undefined;
 
@@ -223,6 +226,26 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
     });
   });
 
+  /** The 101; from then on the WebSocket is the runtime's, with a log and a description of its peer. */
+  function completeUpgrade(opened: Runtime, request: IncomingMessage, socket: Duplex, head: Buffer, verdict: Extract<Verdict, { allowed: true }>): void {
+    if (closing) return void socket.destroy();
+    sockets.handleUpgrade(request, socket, head, (webSocket: WebSocket) => {
+      const reqId = `req-${nextRequest++}`;
+      const connectionLog = log.child({ reqId });
+      connectionLog.info({ remote: request.socket.remoteAddress }, "connection opened");
+      webSocket.on("error", (error) => onClientSocketError(error, webSocket, connectionLog));
+      webSocket.once("close", (code) => connectionLog.info({ code }, "connection closed"));
+      const peer = {
+        transport: "websocket",
+        address: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
+        client: verdict.client,
+        observesAll: verdict.observesAll,
+        localPort: request.socket.localPort,
+      };
+      opened.serveWebSocket(webSocket, peer, connectionLog);
+    });
+  }
+
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => undefined);
     check(request, true).then(
@@ -234,25 +257,14 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
           return;
         }
         const opened = runtime ?? (await opening);
-        sockets.handleUpgrade(request, socket, head, (webSocket: WebSocket) => {
-          const reqId = `req-${nextRequest++}`;
-          const connectionLog = log.child({ reqId });
-          connectionLog.info({ remote: request.socket.remoteAddress }, "connection opened");
-          webSocket.on("error", (error) => onClientSocketError(error, webSocket, connectionLog));
-          const closed = connectionQuota.opened(verdict.client);
-          webSocket.once("close", (code) => {
-            closed();
-            connectionLog.info({ code }, "connection closed");
-          });
-          const peer = {
-            transport: "websocket",
-            address: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
-            client: verdict.client,
-            observesAll: verdict.observesAll,
-            localPort: request.socket.localPort,
-          };
-          opened.serveWebSocket(webSocket, peer, connectionLog);
-        });
+        // Counted from now: an upgrade waiting for its pace or its turn counts against the client's connections.
+        socket.once("close", connectionQuota.opened(verdict.client));
+        // A client opening connections faster than its pace waits for its slot (auth/connection-pace.ts); then the
+        // 101 and the connection's setup wait in the turn of connections coming and going (rpc/turn-scheduler.ts).
+        const upgrade = () => opened.turns.run(CONNECTION_LIFECYCLE, () => completeUpgrade(opened, request, socket, head, verdict));
+        const waitMs = connectionPace.take(verdict.client);
+        if (waitMs === 0) upgrade();
+        else setTimeout(upgrade, waitMs).unref();
       },
       (error: unknown) => {
         log.error({ err: error }, "a connection failed before its upgrade");

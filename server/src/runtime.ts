@@ -27,6 +27,8 @@ export interface Runtime {
   readonly registry: SessionRegistry;
   readonly metrics: Metrics;
   readonly host: ProcessHost;
+  /** The event loop's turns, shared by every connection (and by connections coming and going). */
+  readonly turns: TurnScheduler;
   /** What a Connection needs, with the logger it should use. */
   connectionDeps(log: Logger): ConnectionDeps;
   /**
@@ -126,6 +128,7 @@ export async function openRuntime(config: Config, log: Logger, persistent = pers
     registry,
     metrics,
     host,
+    turns,
     connectionDeps,
     serveWebSocket: (socket, peer, connectionLog) => {
       // The client's socket is a descriptor of this process: charged to its client, refused past a cap with 1013 (try again later).

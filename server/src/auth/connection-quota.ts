@@ -2,9 +2,10 @@
  * Open connections per client (its identity, auth/identity.ts), so
  * one client cannot hold every socket the daemon can afford: each one may
  * keep up to --reply-queue-bytes of replies in memory. Checked before the
- * upgrade (HTTP 429), counted once the WebSocket is open; handshakes racing
- * each other can pass the check together, so the bound is approximate by
- * the handshakes in flight at one moment.
+ * upgrade (HTTP 429) and counted from then until the socket closes, an
+ * upgrade still waiting for its pace or its turn included; handshakes
+ * racing each other through authorization can pass the check together, so
+ * the bound is approximate by those in flight at one moment.
  */
 export class ConnectionQuota {
   private readonly open = new Map<string, number>();

@@ -29,6 +29,7 @@ import {
 } from "./envelope.js";
 import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
+import { CONNECTION_LIFECYCLE } from "./turn-scheduler.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
 import { OFF_THREAD_FRAME_BYTES } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
@@ -130,7 +131,7 @@ export class Connection implements SessionSink, DispatchingConnection {
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
       (reason) => deps.metrics.readPauses.inc(reason),
-      { scheduler: deps.turns, owner: this },
+      { scheduler: deps.turns, owner: this, waitsAt: () => (this.initializeRequested ? this : CONNECTION_LIFECYCLE) },
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -624,9 +625,16 @@ export class Connection implements SessionSink, DispatchingConnection {
       this.closing.abort();
       this.resources.disposeAll();
     } finally {
-      // Whatever failed above, the session is freed for a resume (an observer only stops observing).
-      if (this.follower) this.currentSession?.removeObserver(this.follower.observer);
-      else if (this.currentSession) this.deps.registry.detach(this.currentSession, this);
+      // Whatever failed above, the session is freed for a resume (an observer only stops observing), in
+      // the turn of connections coming and going: thirty dropped at once wait there, not before a bystander.
+      const session = this.currentSession;
+      const follower = this.follower;
+      if (session) {
+        this.deps.turns.run(CONNECTION_LIFECYCLE, () => {
+          if (follower) session.removeObserver(follower.observer);
+          else this.deps.registry.detach(session, this);
+        });
+      }
     }
   }
 }

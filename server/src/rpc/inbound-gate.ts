@@ -5,7 +5,8 @@
  *   its replies is not read any further until it has taken half);
  * - the connection is within its rate (--max-requests-per-second, bursts to
  *   twice): every frame counts, requests, notifications and garbage alike;
- * - it is the connection's turn (turn-scheduler.ts): while other
+ * - it is the connection's turn (turn-scheduler.ts; before its `initialize`,
+ *   the turn of connections opening and closing): while other
  *   connections wait for theirs, a frame waits too, and waiting connections
  *   take turns one frame each, within a few milliseconds per event-loop turn
  *   for all of them together; so no number of busy sockets holds up another
@@ -62,8 +63,12 @@ export class InboundGate {
     private readonly handshaking: () => boolean,
     /** Told when reading stops, and why. */
     private readonly onPause: (reason: PauseReason) => void = () => undefined,
-    /** The daemon's turns, shared by every connection; `owner` is this connection's place in them. */
-    private readonly turns?: { scheduler: TurnScheduler; owner: unknown },
+    /**
+     * The daemon's turns, shared by every connection: `owner` is this
+     * connection's place in them, `waitsAt()` the place its next frame waits
+     * at (the connections' shared lifecycle place until it sent `initialize`).
+     */
+    private readonly turns?: { scheduler: TurnScheduler; owner: unknown; waitsAt(): unknown },
   ) {}
 
   /** A frame from the socket: handled now, or after the ones already waiting. */
@@ -143,7 +148,7 @@ export class InboundGate {
     // Replies: the outbound calls recheck() as it writes; handshake: the connection, once answered; parsing: holdUntil; turn: the scheduler. Rate passes with time.
     if (reason === "turn" && !this.awaitingTurn && this.turns) {
       this.awaitingTurn = true;
-      this.turns.scheduler.enqueue(this.turns.owner, () => {
+      this.turns.scheduler.enqueue(this.turns.waitsAt(), () => {
         this.awaitingTurn = false;
         if (!this.closed) this.drain(true);
       });

@@ -23,6 +23,16 @@
  */
 export const TURN_BUDGET_MS = 1;
 
+/**
+ * The one place in the rotation that connections coming and going share:
+ * an upgrade, a new connection's frames until its `initialize`, and the
+ * session work of a closed connection. So thirty sockets opened (or dropped)
+ * at once cost a bystander one unit per round, as one busy connection does,
+ * not thirty; and they are done in the order they came, so a session is
+ * detached from a dropped socket before a later resume of it is handled.
+ */
+export const CONNECTION_LIFECYCLE = Symbol("connection lifecycle");
+
 type Unit = () => void;
 
 export class TurnScheduler {

@@ -1,0 +1,44 @@
+/**
+ * New connections per client per second (--max-new-connections-per-second,
+ * bursts to twice that), each client its identity as for the connection
+ * quota. A client opening sockets faster is slowed, not refused: its
+ * upgrade waits for its slot. A connection that comes and goes (the 101, a
+ * session made and kept, the close, and the kernel's work for each) cost
+ * about 1.7 ms of the daemon's CPU in a profile of bench section 8's churn,
+ * so a client churning them as fast as it could held a core and kept every
+ * other client's keystrokes waiting. Its frames are paced the same way by
+ * --max-requests-per-second.
+ */
+export class ConnectionPace {
+  /** Each client's bucket: tokens as of `at`; a negative count is slots already promised to waiting upgrades. */
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Takes `client`'s next slot: how long its upgrade waits for it, in ms (0: now). */
+  take(client: string): number {
+    const now = this.now();
+    const burst = this.perSecond * 2;
+    const found = this.buckets.get(client);
+    const bucket = found ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000) - 1;
+    bucket.at = now;
+    if (!found) {
+      this.forgetRested(now);
+      this.buckets.set(client, bucket);
+    }
+    return bucket.tokens >= 0 ? 0 : (-bucket.tokens * 1000) / this.perSecond;
+  }
+
+  /** Clients whose buckets have filled again are forgotten (a fresh bucket is the same): the map holds only recent ones. */
+  private forgetRested(now: number): void {
+    if (this.buckets.size < 1024) return;
+    const burst = this.perSecond * 2;
+    for (const [client, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000 >= burst) this.buckets.delete(client);
+    }
+  }
+}
