@@ -35,8 +35,6 @@ export class HostLink {
   private parts: Buffer[] = [];
   private partsLength = 0;
   private closedBy: Error | undefined;
-  /** Set while writes are held for one writev at the end of this tick. */
-  private corked = false;
 
   constructor(
     private readonly socket: Socket,
@@ -56,7 +54,7 @@ export class HostLink {
   /** A message with no reply. */
   send(frame: Writer): void {
     if (this.closedBy) return;
-    this.write(frame.done());
+    this.socket.write(frame.done());
   }
 
   /** A request: `build` writes the fields after the id. Rejects with HostRefusal on MSG_REFUSED, HostGone if the link drops. */
@@ -71,26 +69,8 @@ export class HostLink {
     build(writer);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onReply });
-      this.write(writer.done());
+      this.socket.write(writer.done());
     });
-  }
-
-  /**
-   * Messages sent in one tick leave in one writev: a round of turns that
-   * detaches thirty sessions (or starts sixteen processes) makes one system
-   * call and one wake-up of the host, not thirty. The tick ends before any
-   * I/O is waited for, so no message waits longer than the code that sent it.
-   */
-  private write(bytes: Buffer): void {
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
-    }
-    this.socket.write(bytes);
   }
 
   close(): void {
