@@ -124,7 +124,15 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
   let nextRequest = 1;
 
   const server: Server = tls ? createHttpsServer({ cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }) : createHttpServer();
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, handleProtocols: (protocols) => selectProtocol(protocols) });
+  const sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: config.maxMessageBytes,
+    handleProtocols: (protocols) => selectProtocol(protocols),
+    // One frame of a socket per pass of the event loop, not every frame of a network read at once: a
+    // client's 64 KiB of small frames (a thousand lists, acks, garbage) was parsed and handed over in one
+    // go, milliseconds in which no other socket was read, before its turns (rpc/turn-scheduler.ts) could share it out.
+    allowSynchronousEvents: false,
+  });
   let runtime: Runtime | undefined;
 
   /** Whether the request's connection comes from a sandboxed process (asked once per connection). */
