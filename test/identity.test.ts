@@ -104,8 +104,8 @@ describe("a client opening connections fast", () => {
   it("is slowed, not refused, past its pace of new connections, and another client is not slowed with it", async () => {
     const tokenFile = join(scratchDirectory("identity-pace"), "tokens");
     writeFileSync(tokenFile, "alice-token-0001\nmallory-token-0002\n");
-    // One a second, bursts of two: Mallory's third and fourth wait about one and two seconds for their slots.
-    const daemon = await startTestDaemon({ tokenFile, maxNewConnectionsPerSecond: 1 });
+    // Two a second, in bursts of two: Mallory's third and fourth wait about half a second and a second for their slots.
+    const daemon = await startTestDaemon({ tokenFile, maxNewConnectionsPerSecond: 2 });
     const opened: string[] = [];
     const mallory = Array.from({ length: 4 }, (_, index) =>
       WireClient.connect(daemon.url, "mallory-token-0002").then((client) => (opened.push(`mallory-${index}`), client)),

@@ -192,7 +192,7 @@ export const ConfigSchema = Type.Object(
       default: 100,
       minimum: 1,
       description:
-        "WebSocket connections one client (as for --max-sessions-per-client) may open per second, bursts up to twice this. A client opening them faster waits for its upgrade: slowed, not refused. A connection that comes and goes (its 101, a session made and kept, the close) costs the daemon far more than a request.",
+        "WebSocket connections one client (as for --max-sessions-per-client) may open per second, in bursts of up to one second's worth. A client opening them faster waits for its upgrade: slowed, not refused. A connection that comes and goes (its 101, a session made and kept, the close) costs the daemon far more than a request.",
     }),
     maxDetachedSessions: Type.Integer({
       default: 200,

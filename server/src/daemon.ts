@@ -24,7 +24,7 @@ import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { persistentHost, type LaunchedHost } from "./host/host-launch.js";
 import { openRuntime, type Runtime } from "./runtime.js";
-import { CONNECTION_LIFECYCLE } from "./rpc/turn-scheduler.js";
+import { lifecycleOf } from "./rpc/turn-scheduler.js";
 
 export { persistentHost } from "./host/host-launch.js";
 import type { SessionRegistry } from "./session/session-registry.js";
@@ -265,14 +265,34 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
           return;
         }
         const opened = runtime ?? (await opening);
+        // Gone while it was being checked: nothing to count or upgrade.
+        if (socket.destroyed) return;
         // Counted from now: an upgrade waiting for its pace or its turn counts against the client's connections.
         socket.once("close", connectionQuota.opened(verdict.client));
         // A client opening connections faster than its pace waits for its slot (auth/connection-pace.ts); then the
-        // 101 and the connection's setup wait in the turn of connections coming and going (rpc/turn-scheduler.ts).
-        const upgrade = () => opened.turns.run(CONNECTION_LIFECYCLE, () => completeUpgrade(opened, request, socket, head, verdict));
+        // 101 and the connection's setup wait in its client's lifecycle place in the turns (rpc/turn-scheduler.ts).
+        const upgrade = () =>
+          opened.turns.run(lifecycleOf(verdict.client), () => {
+            try {
+              completeUpgrade(opened, request, socket, head, verdict);
+            } catch (error) {
+              log.error({ err: error }, "a connection failed in its upgrade");
+              socket.destroy();
+            }
+          });
         const waitMs = connectionPace.take(verdict.client);
-        if (waitMs === 0) upgrade();
-        else setTimeout(upgrade, waitMs).unref();
+        if (waitMs === 0) return upgrade();
+        // A socket that goes while it waits gives its slot back: the client's debt is only the upgrades still waiting
+        // (at most --max-connections-per-client of them), never the ones it gave up on.
+        const giveBack = () => {
+          clearTimeout(waiting);
+          connectionPace.giveBack(verdict.client);
+        };
+        const waiting = setTimeout(() => {
+          socket.off("close", giveBack);
+          upgrade();
+        }, waitMs).unref();
+        socket.once("close", giveBack);
       },
       (error: unknown) => {
         log.error({ err: error }, "a connection failed before its upgrade");

@@ -29,7 +29,7 @@ import {
 } from "./envelope.js";
 import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
-import { CONNECTION_LIFECYCLE } from "./turn-scheduler.js";
+import { lifecycleOf } from "./turn-scheduler.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
 import { OFF_THREAD_FRAME_BYTES } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
@@ -68,6 +68,8 @@ export class Connection implements SessionSink, DispatchingConnection {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
   private initializeRequested = false;
+  /** Set once the gate handed over this connection's first frame: later ones wait in its own place in the turns. */
+  private firstFrameHandled = false;
   private initialized = false;
   private currentSession: Session | undefined;
   private readonly closing = new AbortController();
@@ -131,7 +133,7 @@ export class Connection implements SessionSink, DispatchingConnection {
       (data) => this.guarded(() => this.onFrame(data)),
       () => this.answeringInitialize,
       (reason) => deps.metrics.readPauses.inc(reason),
-      { scheduler: deps.turns, owner: this, waitsAt: () => (this.initializeRequested ? this : CONNECTION_LIFECYCLE) },
+      { scheduler: deps.turns, owner: this, waitsAt: () => this.turnPlace() },
     );
     this.outbound.onProgress = () => {
       this.inbound.recheck();
@@ -165,6 +167,11 @@ export class Connection implements SessionSink, DispatchingConnection {
   }
 
   /** The connection's identity key: who owns the sessions it creates, and whose quotas count them. */
+  /** Where this connection's next frame waits for its turn: its client's lifecycle place until its first frame is handled. */
+  private turnPlace(): unknown {
+    return this.firstFrameHandled ? this : lifecycleOf(this.client);
+  }
+
   get client(): string {
     return this.peer.client ?? this.peer.transport;
   }
@@ -389,17 +396,30 @@ export class Connection implements SessionSink, DispatchingConnection {
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
     // The inbound gate already took this frame's rate token (every frame counts).
+    const place = this.turnPlace();
+    this.firstFrameHandled = true;
     if (data.length < OFF_THREAD_FRAME_BYTES) {
       this.onMessage(parseFrame(data.toString("utf8")));
       return;
     }
-    // Decoded, parsed and checked on a worker thread; this connection's later frames wait for it.
+    // Decoded, parsed and checked on a worker thread; this connection's later frames wait for it. Its
+    // handling takes a turn in the place the frame waited at: a resume parsed meanwhile still comes after
+    // the detach its client's dropped connection queued there before it (turn-scheduler.ts).
     this.framesParsing++;
     const handled = this.deps.frames
       .parse(data)
-      .then((message) => {
-        if (!this.closed) this.guarded(() => this.onMessage(message));
-      })
+      .then(
+        (message) =>
+          new Promise<void>((done) =>
+            this.deps.turns.run(place, () => {
+              try {
+                if (!this.closed) this.guarded(() => this.onMessage(message));
+              } finally {
+                done();
+              }
+            }),
+          ),
+      )
       .finally(() => {
         this.framesParsing--;
         this.closeOnceAnswered();
@@ -630,10 +650,12 @@ export class Connection implements SessionSink, DispatchingConnection {
       const session = this.currentSession;
       const follower = this.follower;
       if (session) {
-        this.deps.turns.run(CONNECTION_LIFECYCLE, () => {
-          if (follower) session.removeObserver(follower.observer);
-          else this.deps.registry.detach(session, this);
-        });
+        this.deps.turns.run(lifecycleOf(this.client), () =>
+          this.guarded(() => {
+            if (follower) session.removeObserver(follower.observer);
+            else this.deps.registry.detach(session, this);
+          }),
+        );
       }
     }
   }

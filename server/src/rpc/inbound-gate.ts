@@ -5,8 +5,8 @@
  *   its replies is not read any further until it has taken half);
  * - the connection is within its rate (--max-requests-per-second, bursts to
  *   twice): every frame counts, requests, notifications and garbage alike;
- * - it is the connection's turn (turn-scheduler.ts; before its `initialize`,
- *   the turn of connections opening and closing): while other
+ * - it is the connection's turn (turn-scheduler.ts; for its first frame,
+ *   the turn of its client's connections opening and closing): while other
  *   connections wait for theirs, a frame waits too, and waiting connections
  *   take turns one frame each, within a few milliseconds per event-loop turn
  *   for all of them together; so no number of busy sockets holds up another
@@ -18,10 +18,11 @@
  *   loop (off-thread-frames.ts): frames are handled in the order they came.
  *
  * Otherwise the socket stops being read: further frames wait in the
- * client's own TCP buffers, not in the daemon. ws hands over every frame of
- * a network read at once, so a few may arrive after the pause: they wait
- * here (at most one read's worth, or one frame of up to --max-message-bytes)
- * and are handled in order once the reason has passed.
+ * client's own TCP buffers, not in the daemon. ws goes on handing over the
+ * frames of a network read it already has (one per pass of the event loop),
+ * so a few may arrive after the pause: they wait here (at most one read's
+ * worth, or one frame of up to --max-message-bytes) and are handled in order
+ * once the reason has passed.
  */
 import type { RateLimiter } from "./rate-limiter.js";
 import type { TurnScheduler } from "./turn-scheduler.js";
@@ -66,7 +67,7 @@ export class InboundGate {
     /**
      * The daemon's turns, shared by every connection: `owner` is this
      * connection's place in them, `waitsAt()` the place its next frame waits
-     * at (the connections' shared lifecycle place until it sent `initialize`).
+     * at (its client's lifecycle place for its first frame, turn-scheduler.ts).
      */
     private readonly turns?: { scheduler: TurnScheduler; owner: unknown; waitsAt(): unknown },
   ) {}

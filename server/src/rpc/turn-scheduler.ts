@@ -24,14 +24,18 @@
 export const TURN_BUDGET_MS = 1;
 
 /**
- * The one place in the rotation that connections coming and going share:
- * an upgrade, a new connection's frames until its `initialize`, and the
- * session work of a closed connection. So thirty sockets opened (or dropped)
- * at once cost a bystander one unit per round, as one busy connection does,
- * not thirty; and they are done in the order they came, so a session is
+ * The one place in the rotation that a client's connections coming and
+ * going share (a client: its identity, as the quotas count it): an upgrade,
+ * a new connection's first frame (its `initialize`), and the session work
+ * of a closed connection. So thirty sockets one client opens (or drops) at
+ * once cost a bystander one unit per round, as one busy connection does,
+ * not thirty; one client's churn never queues another's handshakes behind
+ * it; and a client's are done in the order they came, so a session is
  * detached from a dropped socket before a later resume of it is handled.
  */
-export const CONNECTION_LIFECYCLE = Symbol("connection lifecycle");
+export function lifecycleOf(client: string): string {
+  return `connections of ${client}`;
+}
 
 type Unit = () => void;
 
