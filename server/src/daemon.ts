@@ -282,8 +282,9 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
           });
         const waitMs = connectionPace.take(verdict.client);
         if (waitMs === 0) return upgrade();
-        // A socket that goes while it waits gives its slot back: the client's debt is only the upgrades still waiting
-        // (at most --max-connections-per-client of them), never the ones it gave up on.
+        // A socket that closes while it waits (reset, error) gives its slot back. One its client only half-closed
+        // is not read, so it is dropped when its slot comes: either way the wait is bounded by the upgrades the
+        // client has pending, which --max-connections-per-client counts.
         const giveBack = () => {
           clearTimeout(waiting);
           connectionPace.giveBack(verdict.client);

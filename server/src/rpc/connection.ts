@@ -68,8 +68,6 @@ export class Connection implements SessionSink, DispatchingConnection {
   /** Notifications use the dialect of the client's `initialize`. */
   private jsonrpc = false;
   private initializeRequested = false;
-  /** Set once the gate handed over this connection's first frame: later ones wait in its own place in the turns. */
-  private firstFrameHandled = false;
   private initialized = false;
   private currentSession: Session | undefined;
   private readonly closing = new AbortController();
@@ -166,12 +164,16 @@ export class Connection implements SessionSink, DispatchingConnection {
     return this.currentSession;
   }
 
-  /** The connection's identity key: who owns the sessions it creates, and whose quotas count them. */
-  /** Where this connection's next frame waits for its turn: its client's lifecycle place until its first frame is handled. */
+  /**
+   * Where this connection's next frame waits for its turn: its client's lifecycle place until it sent
+   * `initialize` (so a resume comes after the detach its client's dropped connection queued there), then
+   * its own. A client's frames before its `initialize` delay only its own connections coming and going.
+   */
   private turnPlace(): unknown {
-    return this.firstFrameHandled ? this : lifecycleOf(this.client);
+    return this.initializeRequested ? this : lifecycleOf(this.client);
   }
 
+  /** The connection's identity key: who owns the sessions it creates, and whose quotas count them. */
   get client(): string {
     return this.peer.client ?? this.peer.transport;
   }
@@ -397,7 +399,6 @@ export class Connection implements SessionSink, DispatchingConnection {
   private onFrame(data: Buffer): void {
     // The inbound gate already took this frame's rate token (every frame counts).
     const place = this.turnPlace();
-    this.firstFrameHandled = true;
     if (data.length < OFF_THREAD_FRAME_BYTES) {
       this.onMessage(parseFrame(data.toString("utf8")));
       return;

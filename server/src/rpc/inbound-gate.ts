@@ -5,7 +5,7 @@
  *   its replies is not read any further until it has taken half);
  * - the connection is within its rate (--max-requests-per-second, bursts to
  *   twice): every frame counts, requests, notifications and garbage alike;
- * - it is the connection's turn (turn-scheduler.ts; for its first frame,
+ * - it is the connection's turn (turn-scheduler.ts; until its `initialize`,
  *   the turn of its client's connections opening and closing): while other
  *   connections wait for theirs, a frame waits too, and waiting connections
  *   take turns one frame each, within a few milliseconds per event-loop turn
@@ -67,7 +67,7 @@ export class InboundGate {
     /**
      * The daemon's turns, shared by every connection: `owner` is this
      * connection's place in them, `waitsAt()` the place its next frame waits
-     * at (its client's lifecycle place for its first frame, turn-scheduler.ts).
+     * at (its client's lifecycle place until `initialize`, turn-scheduler.ts).
      */
     private readonly turns?: { scheduler: TurnScheduler; owner: unknown; waitsAt(): unknown },
   ) {}

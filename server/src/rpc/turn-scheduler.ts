@@ -26,7 +26,7 @@ export const TURN_BUDGET_MS = 1;
 /**
  * The one place in the rotation that a client's connections coming and
  * going share (a client: its identity, as the quotas count it): an upgrade,
- * a new connection's first frame (its `initialize`), and the session work
+ * a new connection's frames until its `initialize`, and the session work
  * of a closed connection. So thirty sockets one client opens (or drops) at
  * once cost a bystander one unit per round, as one busy connection does,
  * not thirty; one client's churn never queues another's handshakes behind
