@@ -21,8 +21,7 @@ export class ConnectionPace {
   /** Takes `client`'s next slot: how long its upgrade waits for it, in ms (0: now). */
   take(client: string): number {
     const now = this.now();
-    // One second's worth: a burst of twice that (the frames' rate allows it) let a churning client hold the
-    // event loop for its first 200 connections (bench section 8: bystander p99 7.7-12.6 ms, 4.4-5.4 with this).
+    // One second's worth: a burst of twice that let a churning client hold the event loop for its first 200.
     const burst = this.perSecond;
     const found = this.buckets.get(client);
     const bucket = found ?? { tokens: burst, at: now };
@@ -35,7 +34,7 @@ export class ConnectionPace {
     return bucket.tokens >= 0 ? 0 : (-bucket.tokens * 1000) / this.perSecond;
   }
 
-  /** An upgrade given up while it waited for its slot (its socket closed): the slot goes back to its client. */
+  /** An upgrade whose socket closed (reset, failed) while it waited for its slot: the slot goes back to its client. */
   giveBack(client: string): void {
     const bucket = this.buckets.get(client);
     if (bucket) bucket.tokens = Math.min(this.perSecond, bucket.tokens + 1);

@@ -29,13 +29,13 @@ import {
 } from "./envelope.js";
 import type { CheckedFrame, ParamsCheck } from "./frame-check.js";
 import { InboundGate } from "./inbound-gate.js";
-import { lifecycleOf } from "./turn-scheduler.js";
 import type { ObserverLink, ObserverPort } from "./observer-link.js";
 import { OFF_THREAD_FRAME_BYTES } from "./off-thread-frames.js";
 import { Outbound } from "./outbound.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Replay } from "./replay.js";
 import { ReplyBudget } from "./reply-budget.js";
+import { lifecycleOf } from "./turn-scheduler.js";
 import { RpcError, invalidRequest, limitExceeded } from "../errors/rpc-error.js";
 import { Utf8Text, type MessageTransport, type OutgoingMessage } from "./transport.js";
 import type { ConnectionDeps } from "./connection-deps.js";
@@ -646,8 +646,8 @@ export class Connection implements SessionSink, DispatchingConnection {
       this.closing.abort();
       this.resources.disposeAll();
     } finally {
-      // Whatever failed above, the session is freed for a resume (an observer only stops observing), in
-      // the turn of connections coming and going: thirty dropped at once wait there, not before a bystander.
+      // Whatever failed above, the session is freed for a resume (an observer only stops observing), in its
+      // client's lifecycle place in the turns: thirty dropped at once wait there, not before a bystander.
       const session = this.currentSession;
       const follower = this.follower;
       if (session) {
