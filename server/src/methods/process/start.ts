@@ -13,6 +13,7 @@ import { internalError, invalidParams, limitExceeded, RpcError } from "../../err
 import { summarizeArgv } from "../../session/session.js";
 import type { CredentialBroker } from "../../network-proxy/credential-broker.js";
 import type { Decider } from "../../network-proxy/gate.js";
+import { MaskingBudgetExceeded } from "../../network-proxy/masking-budget.js";
 import type { NetworkProxyLaunch } from "../../network-proxy/launch.js";
 import type { NetworkPolicy } from "../../network-proxy/policy.js";
 import type { SnapshotPlan } from "../../shell-snapshot/index.js";
@@ -104,12 +105,9 @@ function checkArgvEnvBytes(argv: readonly string[], env: Readonly<Record<string,
  * Custom providers are compiled first, whatever the argv: one that cannot be honoured refuses the start.
  */
 async function maskCredentials(params: ParamsOf<"process/start">, env: Record<string, string>) {
-  const [{ CredentialBroker, masksFor }, { MaskingBudgetExceeded }] = await Promise.all([
-    import("../../network-proxy/credential-broker.js"),
-    import("../../network-proxy/masking-budget.js"),
-  ]);
+  const { CredentialBroker, masksFor } = await import("../../network-proxy/credential-broker.js");
   try {
-    const providers = await customProviders(params, MaskingBudgetExceeded);
+    const providers = await customProviders(params);
     return masksFor(params.argv) ? CredentialBroker.virtualize(env, providers) : undefined;
   } catch (error) {
     if (error instanceof MaskingBudgetExceeded) throw limitExceeded("credentialMasking", error.message);
@@ -117,14 +115,14 @@ async function maskCredentials(params: ParamsOf<"process/start">, env: Record<st
   }
 }
 
-async function customProviders(params: ParamsOf<"process/start">, budgetError: new (message: string) => Error) {
+async function customProviders(params: ParamsOf<"process/start">) {
   const configs = params.networkProxy?.proxy.credentialProviders ?? {};
   if (Object.keys(configs).length === 0) return [];
   const { compileProviders } = await import("../../network-proxy/custom-providers.js");
   try {
     return compileProviders(configs);
   } catch (error) {
-    if (error instanceof budgetError) throw error;
+    if (error instanceof MaskingBudgetExceeded) throw error;
     // Upstream logs such a provider and starts the process with its credential unmasked; a masking request is refused instead.
     throw invalidParams((error as Error).message);
   }
