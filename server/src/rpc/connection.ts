@@ -398,11 +398,11 @@ export class Connection implements SessionSink, DispatchingConnection {
   /** Text and binary frames alike carry one JSON message (upstream accepts both). */
   private onFrame(data: Buffer): void {
     // The inbound gate already took this frame's rate token (every frame counts).
-    const place = this.turnPlace();
     if (data.length < OFF_THREAD_FRAME_BYTES) {
       this.onMessage(parseFrame(data.toString("utf8")));
       return;
     }
+    const place = this.turnPlace();
     // Decoded, parsed and checked on a worker thread; this connection's later frames wait for it. Its
     // handling takes a turn in the place the frame waited at: a resume parsed meanwhile still comes after
     // the detach its client's dropped connection queued there before it (turn-scheduler.ts).
