@@ -10,22 +10,24 @@
  * --max-requests-per-second.
  */
 export class ConnectionPace {
+  /** One second's worth: a burst of twice that let a churning client hold the event loop for its first 200. */
+  private readonly burst: number;
   /** Each client's bucket: tokens as of `at`; a negative count is slots already promised to waiting upgrades. */
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
     private readonly perSecond: number,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.burst = perSecond;
+  }
 
   /** Takes `client`'s next slot: how long its upgrade waits for it, in ms (0: now). */
   take(client: string): number {
     const now = this.now();
-    // One second's worth: a burst of twice that let a churning client hold the event loop for its first 200.
-    const burst = this.perSecond;
     const found = this.buckets.get(client);
-    const bucket = found ?? { tokens: burst, at: now };
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000) - 1;
+    const bucket = found ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000) - 1;
     bucket.at = now;
     if (!found) {
       this.forgetRested(now);
@@ -37,15 +39,14 @@ export class ConnectionPace {
   /** An upgrade whose socket closed (reset, failed) while it waited for its slot: the slot goes back to its client. */
   giveBack(client: string): void {
     const bucket = this.buckets.get(client);
-    if (bucket) bucket.tokens = Math.min(this.perSecond, bucket.tokens + 1);
+    if (bucket) bucket.tokens = Math.min(this.burst, bucket.tokens + 1);
   }
 
   /** Clients whose buckets have filled again are forgotten (a fresh bucket is the same): the map holds only recent ones. */
   private forgetRested(now: number): void {
     if (this.buckets.size < 1024) return;
-    const burst = this.perSecond;
     for (const [client, bucket] of this.buckets) {
-      if (bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000 >= burst) this.buckets.delete(client);
+      if (bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000 >= this.burst) this.buckets.delete(client);
     }
   }
 }
