@@ -46,6 +46,12 @@ const MAX_BROKERED_CREDENTIALS = 256;
 /** Credential-shaped values one start's discovery may examine (each costs a look at its surroundings and the other providers). */
 const MAX_DISCOVERY_CANDIDATES = 1024;
 
+/** One start brokers at most MAX_BROKERED_CREDENTIALS: past it the start is refused, never run with the rest unmasked. */
+function roomForOneMore(credentials: readonly BrokeredCredential[]): void {
+  if (credentials.length >= MAX_BROKERED_CREDENTIALS) {
+    throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_BROKERED_CREDENTIALS} credentials to mask; at most ${MAX_BROKERED_CREDENTIALS} per process start`);
+  }
+}
 
 const unmaskable = (name: string) =>
   `no placeholder could be drawn for the credential in ${name} (its pattern left no other value a header can carry): the process was not started with it unmasked`;
@@ -123,9 +129,9 @@ function builtinCandidates(kind: Source["kind"], prefixes: readonly string[], va
         TOKEN_RUN.lastIndex = start;
         runEnd = start + TOKEN_RUN.exec(value)![0].length;
       }
+      // Token characters are ASCII: a run's length is its size in bytes.
       if (found.has(start) || runEnd - start < minimum || runEnd - start > MAX_CREDENTIAL_BYTES) continue;
       const real = value.slice(start, runEnd);
-      if (Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES) continue;
       if (ignored.some((other) => real.startsWith(other)) && (watermark === undefined || !real.includes(watermark))) continue;
       found.set(start, { start, real, prefix: prefixes.find((candidate) => real.startsWith(candidate))! });
     }
@@ -172,9 +178,7 @@ export class CredentialBroker {
       for (const name of provider.env) {
         const real = env[name]?.trim();
         if (!real || Buffer.byteLength(real) > MAX_CREDENTIAL_BYTES || !provider.recognizes(real)) continue;
-        if (broker.credentials.length >= MAX_BROKERED_CREDENTIALS) {
-          throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_BROKERED_CREDENTIALS} credentials to mask; at most ${MAX_BROKERED_CREDENTIALS} per process start`);
-        }
+        roomForOneMore(broker.credentials);
         const placeholder = provider.placeholderFor(real, draws);
         // A credential recognised but not maskable is never handed over as it is.
         if (placeholder === undefined) throw new MaskingBudgetExceeded(unmaskable(name));
@@ -239,9 +243,7 @@ export class CredentialBroker {
     search(values.reduce((sum, value) => sum + value.length, 0) * patterns(bound));
     const known = new Set(this.credentials.map((credential) => credential.real));
     const register = (credential: Omit<BrokeredCredential, "placeholder">, placeholder: () => string | undefined) => {
-      if (this.credentials.length >= MAX_BROKERED_CREDENTIALS) {
-        throw new MaskingBudgetExceeded(`the environment holds more than ${MAX_BROKERED_CREDENTIALS} credentials to mask; at most ${MAX_BROKERED_CREDENTIALS} per process start`);
-      }
+      roomForOneMore(this.credentials);
       const drawn = placeholder();
       if (drawn === undefined) throw new MaskingBudgetExceeded(unmaskable(credential.name));
       known.add(credential.real);
@@ -254,9 +256,13 @@ export class CredentialBroker {
     }
     const builtinSpans = new Map<string, [number, number][]>();
     for (const kind of ["github", "openai"] as const) {
-      const source = SOURCES.filter((candidate) => candidate.kind === kind && candidate.hosts(env)).at(-1);
-      if (!source) continue;
-      const matchesHost = source.hosts(env)!;
+      // The last source of this kind that is bound here takes what is found.
+      const taker = SOURCES.flatMap((candidate) => {
+        const matchesHost = candidate.kind === kind ? candidate.hosts(env) : undefined;
+        return matchesHost ? [{ source: candidate, matchesHost }] : [];
+      }).at(-1);
+      if (!taker) continue;
+      const { source, matchesHost } = taker;
       for (const value of values) {
         for (const { start, real, prefix } of builtinCandidates(kind, source.prefixes, value)) {
           examine();
