@@ -20,8 +20,6 @@ import { upstreamVersion } from "./helpers/upstream.js";
 import { executorEnv, maskingServers, REAL_TOKEN } from "./helpers/credential-masking-servers.js";
 import { WsTap } from "./helpers/ws-tap.js";
 
-const REAL = REAL_TOKEN;
-const execServers = maskingServers;
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -40,11 +38,11 @@ async function credentialedTarget(): Promise<{ port: number; seen: string[] }> {
   return { port: (server.address() as AddressInfo).port, seen };
 }
 
-describe.each(Object.keys(execServers) as (keyof typeof execServers)[])("the Codex agent with credential masking on and %s as its environment", (server) => {
+describe.each(Object.keys(maskingServers) as (keyof typeof maskingServers)[])("the Codex agent with credential masking on and %s as its environment", (server) => {
   // Credential masking came with 0.171.0: an older agent (EXECMUX_UPSTREAM_CODEX_VERSION) never asks for it.
   it.skipIf(olderThan(upstreamVersion, "0.171.0"))("runs the command with a placeholder, and the server gets the real token", async () => {
     const target = await credentialedTarget();
-    const tap = await WsTap.start(await execServers[server](executorEnv()));
+    const tap = await WsTap.start(await maskingServers[server](executorEnv()));
     const command = `curl -sS -m 10 -o /dev/null -w "status %{http_code}\\n" -H "Authorization: Bearer $GH_ENTERPRISE_TOKEN" https://127.0.0.1:${target.port}/agent; echo "token=$GH_ENTERPRISE_TOKEN"`;
     const turns: Turn[] = [() => ({ calls: [{ name: "exec_command", arguments: { cmd: command } }] }), () => ({ message: "done" })];
     const model = await MockModel.start(turns);
@@ -64,8 +62,8 @@ describe.each(Object.keys(execServers) as (keyof typeof execServers)[])("the Cod
     const output = model.toolResults[0]!.output;
     expect(output).toContain("status 200");
     expect(output).toMatch(/token=ghp_masked[A-Za-z0-9]{30}\b/);
-    expect(output).not.toContain(REAL);
-    expect(target.seen).toEqual([`/agent Bearer ${REAL}`]);
+    expect(output).not.toContain(REAL_TOKEN);
+    expect(target.seen).toEqual([`/agent Bearer ${REAL_TOKEN}`]);
     const [start] = tap.requestsFor("process/start");
     expect(start).toMatchObject({ networkProxy: { proxy: { credentialMasking: true } } });
   });
