@@ -221,16 +221,17 @@ describe("execmux ps and attach", () => {
     const session = /session (\S+)/.exec(detached.stdout)![1]!;
     const processId = /process (\S+)/.exec(detached.stdout)![1]!;
     const attach = `${process.execPath} ${CLI} attach --url ${daemon.url} --session ${session} ${processId}`;
-    await inTmux("detach", `${attach}; echo "exit=$?"; stty -a | grep -o 'quit = [^;]*'; sleep 60`, async (screen) => {
+    // Run by a wrapper in the same process group, as `npx execmux attach` is: the key must not signal the group.
+    await inTmux("detach", `sh -c '${attach}; echo inner=$?'; echo "exit=$?"; stty -a | grep -o 'eol = [^;]*'; sleep 60`, async (screen) => {
       await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
       tmux("send-keys", "-t", `execmux-detach-${process.pid}`, "C-]");
-      await vi.waitFor(() => expect(screen()).toMatch(/\[execmux: detached\]\s+exit=0\s+quit = \^\\/), { timeout: 10_000 });
+      await vi.waitFor(() => expect(screen()).toMatch(/\[execmux: detached\]\s+inner=0\s+exit=0\s+eol = <undef>/), { timeout: 10_000 });
     });
     // Ctrl-C ends attach too, and the terminal is still put back.
-    await inTmux("interrupt", `${attach}; echo "exit=$?"; stty -a | grep -o 'quit = [^;]*'; sleep 60`, async (screen) => {
+    await inTmux("interrupt", `${attach}; echo "exit=$?"; stty -a | grep -o 'eol = [^;]*'; sleep 60`, async (screen) => {
       await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
       tmux("send-keys", "-t", `execmux-interrupt-${process.pid}`, "C-c");
-      await vi.waitFor(() => expect(screen()).toMatch(/exit=130\s+quit = \^\\/), { timeout: 10_000 });
+      await vi.waitFor(() => expect(screen()).toMatch(/exit=130\s+eol = <undef>/), { timeout: 10_000 });
     });
     expect(daemon.registry.all()[0]!.list()[0]!.exitCode).toBeNull();
   });

@@ -1,8 +1,9 @@
 /**
  * Section 8: what each attack from issues #22 and #34 costs everyone else.
- * For each one, against a daemon with a token: the daemon's worst
+ * For each one, against a daemon with tokens: the daemon's worst
  * event-loop delay while it ran (nodejs_eventloop_lag_max_seconds, reset
- * just before), the longest and the 99th percentile of a bystander's echoes
+ * just before), the longest and the 99th percentile of the echoes of a
+ * bystander (another client: a token of its own)
  * through `cat` meanwhile (target: p99 under 10 ms; a short attack is run
  * again until there are a hundred of them), and the daemon's peak RSS
  * growth. test/adversarial.test.ts checks that the daemon survives
@@ -30,6 +31,8 @@ function withTimeout<T>(work: Promise<T>): Promise<T> {
 
 export interface AttackResult {
   readonly attack: string;
+  /** A row for comparison (Attack.context): no target. */
+  readonly context?: boolean;
   /** Why the attack's measurement failed (it did not finish in ATTACK_TIMEOUT_MS, or the daemon died). */
   readonly failed?: string;
   readonly eventLoopMaxMs: number;
@@ -167,11 +170,43 @@ function repliesArrived(socket: WebSocket, count: number): Promise<void> {
 interface Attack {
   readonly name: string;
   readonly prepare: () => Promise<() => Promise<void>>;
+  /** Measured for comparison with another row, with no target of its own. */
+  readonly context?: boolean;
 }
 
 const plain = (name: string, run: () => Promise<void>): Attack => ({ name, prepare: async () => run });
 
 function attacks(url: string, token: string): Attack[] {
+  /** 4 sockets x 2,000 lists of 50 processes each (replies of 10 KB): at once, or `perTick` per socket every 100 ms. */
+  const listFlood = (name: string, perTick?: number): Attack => ({
+    name,
+    // The 200 processes the lists list are started before the bystander measures: this is the lists' cost.
+    prepare: async () => {
+      const attackers = await Promise.all(Array.from({ length: 4 }, () => rawClient(url, token)));
+      await Promise.all(
+        attackers.flatMap((attacker, socket) =>
+          Array.from({ length: 50 }, (_, index) => attacker.request("process/start", { processId: `l${socket}-${index}`, argv: ["sleep", "60"], cwd: "/", env: {} })),
+        ),
+      );
+      const list = '{"id":"list","method":"process/list","params":{}}';
+      return async () => {
+        await Promise.all(
+          attackers.map(async (attacker) => {
+            const done = repliesArrived(attacker.socket, 2_000);
+            if (perTick === undefined) attacker.blast(list, 2_000);
+            else {
+              for (let sent = 0; sent < 2_000; sent += perTick) {
+                attacker.blast(list, perTick);
+                await new Promise((resolve) => setTimeout(resolve, 100));
+              }
+            }
+            await done;
+          }),
+        );
+        for (const attacker of attackers) attacker.close();
+      };
+    },
+  });
   return [
     plain(
       "400 x process/read of 1 MiB, replies never read",
@@ -253,28 +288,9 @@ function attacks(url: string, token: string): Attack[] {
         for (const attacker of attackers) attacker.close();
       },
     ),
-    {
-      name: "process/list floods: 4 sockets x 2,000 lists of 50 processes each",
-      // The 200 processes the lists list are started before the bystander measures: this is the lists' cost.
-      prepare: async () => {
-        const attackers = await Promise.all(Array.from({ length: 4 }, () => rawClient(url, token)));
-        await Promise.all(
-          attackers.flatMap((attacker, socket) =>
-            Array.from({ length: 50 }, (_, index) => attacker.request("process/start", { processId: `l${socket}-${index}`, argv: ["sleep", "60"], cwd: "/", env: {} })),
-          ),
-        );
-        return async () => {
-          await Promise.all(
-            attackers.map((attacker) => {
-              const done = repliesArrived(attacker.socket, 2_000);
-              attacker.blast('{"id":"list","method":"process/list","params":{}}', 2_000);
-              return done;
-            }),
-          );
-          for (const attacker of attackers) attacker.close();
-        };
-      },
-    },
+    listFlood("process/list floods: 4 sockets x 2,000 lists of 50 processes each"),
+    // Context for the row above: the same lists, replies capped as a reply-throughput budget would cap them.
+    { ...listFlood("process/list floods, paced: 100 lists per socket every 100 ms (about 10 MB/s of replies each)", 100), context: true },
     plain(
       "fs/walk of /usr (up to 50,000 entries), 10 times on 2 sockets",
       async () => {
@@ -357,11 +373,12 @@ const MIN_ECHOES = 100;
 const MAX_ROUNDS = 20;
 
 /** Runs every attack, or those whose name contains `only` (`--attack TEXT`). */
-export async function adversarial(daemon: DaemonProcess, token: string, only?: string): Promise<AttackResult[]> {
-  const bystander = await Bystander.start(daemon.url, token);
+export async function adversarial(daemon: DaemonProcess, tokens: { attacker: string; bystander: string }, only?: string): Promise<AttackResult[]> {
+  const bystander = await Bystander.start(daemon.url, tokens.bystander);
+  const token = tokens.attacker;
   const results: AttackResult[] = [];
   const lost = (attack: string, failed: string): AttackResult => ({ attack, failed, eventLoopMaxMs: NaN, bystanderEchoMaxMs: NaN, bystanderEchoP99Ms: NaN, bystanderEchoes: 0, rssGrowthMiB: NaN });
-  for (const { name: attack, prepare } of attacks(daemon.url, token).filter(({ name }) => only === undefined || name.includes(only))) {
+  for (const { name: attack, prepare, context } of attacks(daemon.url, token).filter(({ name }) => only === undefined || name.includes(only))) {
     console.error(`bench: 8. attack: ${attack}...`);
     const echoes: number[] = [];
     const rssBefore = daemon.rss();
@@ -394,6 +411,7 @@ export async function adversarial(daemon: DaemonProcess, token: string, only?: s
     const sorted = sortNumbers(echoes);
     results.push({
       attack,
+      ...(context ? { context } : {}),
       ...(failed ? { failed } : {}),
       eventLoopMaxMs,
       bystanderEchoMaxMs: sorted.at(-1) ?? 0,

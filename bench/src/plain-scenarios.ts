@@ -107,6 +107,18 @@ export interface RemoteLatency {
   completion: number[];
 }
 
+/** ms per fresh connection, one after another: socket open through `initialize`'s reply and `initialized`. */
+export async function connectLatency(url: string, connections: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let index = 0; index < connections; index++) {
+    const started = performance.now();
+    const client = await PlainClient.connect(url, "codex-environment");
+    samples.push(performance.now() - started);
+    client.close();
+  }
+  return samples;
+}
+
 /**
  * The shape of Codex's own remote benchmark (codex-rs/exec-server/examples/
  * remote_latency.rs): connect, then per iteration `fs/getMetadata` of the
@@ -116,13 +128,7 @@ export interface RemoteLatency {
  * becomes `connections` samples here, so it has a p95 too.
  */
 export async function remoteLatency(url: string, options: { iterations: number; warmUpIterations: number; connections: number }): Promise<RemoteLatency> {
-  const connect: number[] = [];
-  for (let index = 0; index < options.connections; index++) {
-    const started = performance.now();
-    const client = await PlainClient.connect(url, "codex-environment");
-    connect.push(performance.now() - started);
-    client.close();
-  }
+  const connect = await connectLatency(url, options.connections);
   const client = await PlainClient.connect(url, "codex-environment");
   const result: RemoteLatency = { connect, metadata: [], start: [], completion: [] };
   try {

@@ -5,7 +5,8 @@
  * process of its own, started fresh for this section; runs take turns.
  */
 import { DaemonProcess } from "./daemon-process.js";
-import { plainEcho, plainIdleMemory, plainSpawnRate, plainThroughput, remoteLatency, type RemoteLatency } from "./plain-scenarios.js";
+import { NodeFloorServer } from "./node-floor-server.js";
+import { connectLatency, plainEcho, plainIdleMemory, plainSpawnRate, plainThroughput, remoteLatency, type RemoteLatency } from "./plain-scenarios.js";
 import { percentile, repeatInterleaved, sortNumbers, summarize, type Recorder, type Summary } from "./stats.js";
 import { UpstreamServer, upstreamVersion } from "./upstream-server.js";
 
@@ -109,9 +110,17 @@ async function measure(record: Recorder, options: UpstreamOptions): Promise<void
     // Codex's own remote benchmark (examples/remote_latency.rs): 30 iterations after 5 warm-ups, p50 and p95.
     const shape = { iterations: 30, warmUpIterations: 5, connections: quick ? 10 : 30 };
     const latency = { ours: [] as RemoteLatency[], theirs: [] as RemoteLatency[] };
-    for (let run = 0; run < runs; run++) {
-      latency.ours.push(await remoteLatency(daemon.url, shape));
-      latency.theirs.push(await remoteLatency(upstream.url, shape));
+    // Context for the connect row: the least a Node server does for one (node-floor.ts), in the same runs.
+    const floorConnect: number[] = [];
+    const floor = await NodeFloorServer.start();
+    try {
+      for (let run = 0; run < runs; run++) {
+        latency.ours.push(await remoteLatency(daemon.url, shape));
+        latency.theirs.push(await remoteLatency(upstream.url, shape));
+        floorConnect.push(percentile(sortNumbers(await connectLatency(floor.url, shape.connections)), 50));
+      }
+    } finally {
+      await floor.stop();
     }
     const phases: [keyof RemoteLatency, string][] = [
       ["connect", "connect + initialize"],
@@ -130,6 +139,16 @@ async function measure(record: Recorder, options: UpstreamOptions): Promise<void
         record({ scenario: "9. vs upstream: Codex remote benchmark", metric: `${label}, p${p}`, unit: "ms", value, baseline: baseline(base), ratio, ...target });
       }
     }
+    const floorValue = summarize(floorConnect);
+    const upstreamConnect = summarize(latency.theirs.map((result) => percentile(sortNumbers([...result.connect]), 50)));
+    record({
+      scenario: "9. vs upstream: Codex remote benchmark, bare Node",
+      metric: "connect + initialize, p50",
+      unit: "ms",
+      value: floorValue,
+      baseline: baseline(upstreamConnect),
+      ratio: lower(floorValue, upstreamConnect),
+    });
   } finally {
     await upstream.stop();
     await daemon.stop();

@@ -72,7 +72,7 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
   const stdin = process.stdin;
   const raw = options.raw && stdin.isTTY;
   if (raw) stdin.setRawMode(true);
-  else if (options.onDetach) detachOnKeyInCookedMode(options.onDetach);
+  else if (options.onDetach) detachOnKeyInCookedMode();
   const interrupts = interruptTracker();
   // Writes go one after another (a refused one is retried first); local
   // input is read on, so a Ctrl-C is seen even while a write waits, unless
@@ -80,8 +80,11 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
   let writing: Promise<unknown> = Promise.resolve();
   let queuedBytes = 0;
   stdin.on("data", (data: Buffer) => {
-    if (raw && options.onDetach && data.includes(DETACH_KEY)) {
-      options.onDetach();
+    const detachAt = options.onDetach && stdin.isTTY ? data.indexOf(DETACH_KEY) : -1;
+    if (detachAt >= 0) {
+      // In cooked mode the line typed before the key comes with it: it was typed for the process.
+      if (!raw && detachAt > 0) void writing.then(() => writeWhenRoom(handle, data.subarray(0, detachAt))).catch(() => undefined);
+      options.onDetach!();
       return;
     }
     const interrupt = raw && options.connected !== undefined && data.includes(CTRL_C);
@@ -103,19 +106,22 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
 
 /**
  * Ctrl-] for a terminal in cooked mode (a pipe process: the kernel's line
- * editing and echo stay, so no raw mode). The terminal's QUIT character
- * becomes Ctrl-], so the key sends SIGQUIT at once instead of waiting in the
- * line buffer; the settings are put back on exit.
+ * editing and echo stay, so no raw mode). Ctrl-] becomes an end-of-line
+ * character (EOL), so the key hands over the line at once, with the key at
+ * its end, instead of waiting in the line buffer. Not a signal: the QUIT
+ * character would send SIGQUIT to the whole foreground process group, and
+ * a wrapper in it (npx, a shell running the command) would die of it. The
+ * settings are put back on exit.
  */
-function detachOnKeyInCookedMode(onDetach: () => void): void {
+function detachOnKeyInCookedMode(): void {
   if (!process.stdin.isTTY) return;
   const stty = (...args: string[]) => execFileSync("stty", args, { stdio: ["inherit", "pipe", "pipe"], encoding: "utf8" }).trim();
   let saved: string;
   try {
     saved = stty("-g");
-    stty("quit", "^]");
+    stty("eol", "^]");
   } catch {
-    return; // no stty: Ctrl-C still ends the command
+    return; // no stty: Ctrl-] then ends a line with Enter; Ctrl-C still ends the command
   }
   process.on("exit", () => {
     try {
@@ -124,8 +130,7 @@ function detachOnKeyInCookedMode(onDetach: () => void): void {
       // the terminal is gone
     }
   });
-  process.on("SIGQUIT", onDetach);
-  // Ending by a signal's default action would skip the "exit" handler and leave QUIT on Ctrl-].
+  // Ending by a signal's default action would skip the "exit" handler and leave EOL on Ctrl-].
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => exitWith(128 + SignalNumbers[signal]));
 }
 
