@@ -96,6 +96,12 @@ describe("safe defaults", () => {
     const refused = await runCli(["serve", "--listen", "ws://0.0.0.0:0"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 without a token/);
+    // The way out it names keeps the token off the command line.
+    expect(refused.stderr).toMatch(/--token-file FILE or EXECMUX_TOKEN \(not --token:/);
+    // A token file it cannot read is refused at the start, not a daemon that turns every client away.
+    const unreadable = await runCli(["serve", "--listen", "ws://127.0.0.1:0", "--token-file", "/nonexistent/execmux-tokens"]);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toMatch(/cannot read --token-file \/nonexistent\/execmux-tokens \(ENOENT\)/);
 
     const loud = await spawnDaemon(["--listen", "ws://0.0.0.0:0", "--insecure-no-auth"]);
     expect(loud.url).toMatch(/^ws:\/\/0\.0\.0\.0:\d+$/);

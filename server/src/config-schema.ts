@@ -121,7 +121,7 @@ export const ConfigSchema = Type.Object(
     }),
     tokenFile: Type.String({
       default: "",
-      description: "File with one accepted token per line (# comments allowed); re-read on SIGHUP and when it changes, so tokens rotate without a restart.",
+      description: "File with one accepted token per line (# comments allowed). It must be readable at start-up; it is re-read on SIGHUP and when it changes, so tokens rotate without a restart (a version that cannot be read keeps the tokens already loaded).",
     }),
     // An enum rather than a union of literals: a wrong mode gets one clear message.
     wsAuth: Type.Unsafe<"" | "capability-token" | "signed-bearer-token">({

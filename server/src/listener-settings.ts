@@ -3,22 +3,33 @@
  * place for the daemon and for `execmux serve`, which checks them before it
  * starts a process host (and loads nothing of the daemon to do so).
  */
+import { accessSync, constants } from "node:fs";
 import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { isLoopback } from "./loopback.js";
 
-/** The address, TLS, upstream's --ws-auth options (their files read), and a token wherever anyone else could connect. */
+/** The address, TLS, upstream's --ws-auth options (their files read), token files readable, and a token wherever anyone else could connect. */
 export function checkListenerSettings(config: Config) {
   const { host, port } = parseListen(config.listen);
   const tls = Boolean(config.tlsCert || config.tlsKey);
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
   const wsAuthSetting = wsAuthSettings(config);
   const wsAuth = wsAuthSetting && loadWsAuth(wsAuthSetting);
+  // A token file that cannot be read at the start would leave a daemon that refuses every client (later, a
+  // rotation that cannot be read keeps the tokens it had: auth/token-store.ts).
+  for (const [flag, file] of [["--token-file", config.tokenFile], ["--observer-token-file", config.observerTokenFile]] as const) {
+    if (file === "") continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (error) {
+      throw new ConfigError(`cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): the daemon would refuse every client`);
+    }
+  }
   const authenticated = config.token !== "" || config.tokenFile !== "" || Boolean(wsAuth);
   if (!authenticated && !isLoopback(host) && !config.insecureNoAuth) {
     throw new ConfigError(
       `refusing to listen on ${host} without a token: anyone who can reach it could run commands. ` +
-        "Set --token or --token-file (EXECMUX_TOKEN / EXECMUX_TOKEN_FILE) or --ws-auth, or pass --insecure-no-auth if you really mean it.",
+        "Give clients a token with --token-file FILE or EXECMUX_TOKEN (not --token: a command line is readable by every user of this machine), or use --ws-auth, or pass --insecure-no-auth if you really mean it.",
     );
   }
   return { host, port, tls, wsAuth };

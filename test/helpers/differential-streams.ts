@@ -30,6 +30,9 @@ export function withMergedChunks(reply: Record<string, unknown>): Record<string,
   return { ...reply, result: { ...result, chunks: merged, chunkSeqs: seqs, nextSeq: "<depends on chunking>" } };
 }
 
+/** How long a process's events wait for a seq missing below its closed's. */
+const SEQ_GAP_GRACE_MS = 1_000;
+
 /**
  * Every process/* notification of the process until process/closed, in seq
  * order, which is the order a client rebuilds (upstream's own notifications
@@ -42,10 +45,21 @@ export function withMergedChunks(reply: Record<string, unknown>): Record<string,
 export async function processEvents(connection: DifferentialConnection, processId: string, timeoutMs: number): Promise<Outcome<unknown>> {
   const ofProcess = (message: Record<string, unknown>) =>
     String(message["method"]).startsWith("process/") && (message["params"] as { processId?: unknown } | undefined)?.processId === processId;
-  await connection.waitFor(
+  const seqOf = (frame: { message: Record<string, unknown> }) => Number((frame.message["params"] as { seq?: unknown }).seq);
+  const closed = await connection.waitFor(
     (frames) => frames.find((frame) => !frame.consumed && ofProcess(frame.message) && frame.message["method"] === "process/closed"),
     timeoutMs,
   );
+  // A client rebuilds the order by seq, so it waits for what was sent before closed and came after it (upstream
+  // sent exited behind closed under load). Briefly: a notification really lost still shows as a difference.
+  if ("ok" in closed) {
+    const closedSeq = seqOf(closed.ok);
+    await connection.waitFor((frames) => {
+      const seqs = new Set(frames.filter((frame) => ofProcess(frame.message)).map(seqOf));
+      for (let seq = 1; seq < closedSeq; seq++) if (!seqs.has(seq)) return undefined;
+      return true;
+    }, SEQ_GAP_GRACE_MS);
+  }
   const frames = connection.frames.filter((frame) => !frame.consumed && ofProcess(frame.message));
   for (const frame of frames) frame.consumed = true;
   const messages = frames
