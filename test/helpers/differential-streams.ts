@@ -50,8 +50,9 @@ export async function processEvents(connection: DifferentialConnection, processI
     (frames) => frames.find((frame) => !frame.consumed && ofProcess(frame.message) && frame.message["method"] === "process/closed"),
     timeoutMs,
   );
-  // A client rebuilds the order by seq, so it waits for what was sent before closed and came after it (upstream
-  // sent exited behind closed under load). Briefly: a notification really lost still shows as a difference.
+  // A client rebuilds the order by seq, so it waits for what was numbered before closed and has not come yet
+  // (once, under load, upstream's exited was missing when its closed came). Briefly: a notification really lost
+  // still shows as a difference.
   if ("ok" in closed) {
     const closedSeq = seqOf(closed.ok);
     await connection.waitFor((frames) => {
