@@ -233,6 +233,12 @@ describe("execmux ps and attach", () => {
       tmux("send-keys", "-t", `execmux-interrupt-${process.pid}`, "C-c");
       await vi.waitFor(() => expect(screen()).toMatch(/exit=130\s+eol = <undef>/), { timeout: 10_000 });
     });
+    // Ctrl-\ (QUIT) too: ended by its signal's default action, attach would leave Ctrl-] as the end of line.
+    await inTmux("quit", `${attach}; echo "exit=$?"; stty -a | grep -o 'eol = [^;]*'; sleep 60`, async (screen) => {
+      await vi.waitFor(() => expect(screen()).toContain("job-started"), { timeout: 30_000 });
+      tmux("send-keys", "-t", `execmux-quit-${process.pid}`, "C-\\");
+      await vi.waitFor(() => expect(screen()).toMatch(/exit=131\s+eol = <undef>/), { timeout: 10_000 });
+    });
     expect(daemon.registry.all()[0]!.list()[0]!.exitCode).toBeNull();
   });
 

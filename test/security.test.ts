@@ -101,7 +101,7 @@ describe("safe defaults", () => {
     // A token file it cannot read is refused at the start, not a daemon that turns every client away.
     const unreadable = await runCli(["serve", "--listen", "ws://127.0.0.1:0", "--token-file", "/nonexistent/execmux-tokens"]);
     expect(unreadable.code).toBe(2);
-    expect(unreadable.stderr).toMatch(/cannot read --token-file \/nonexistent\/execmux-tokens \(ENOENT\)/);
+    expect(unreadable.stderr).toMatch(/cannot read --token-file \/nonexistent\/execmux-tokens \(ENOENT\): no token in it could admit a client/);
 
     const loud = await spawnDaemon(["--listen", "ws://0.0.0.0:0", "--insecure-no-auth"]);
     expect(loud.url).toMatch(/^ws:\/\/0\.0\.0\.0:\d+$/);

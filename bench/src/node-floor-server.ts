@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-const NODE_FLOOR = fileURLToPath(new URL("./node-floor.js", import.meta.url));
+export const NODE_FLOOR = fileURLToPath(new URL("./node-floor.js", import.meta.url));
 
 export class NodeFloorServer {
   private constructor(
@@ -18,8 +18,11 @@ export class NodeFloorServer {
 
   static async start(): Promise<NodeFloorServer> {
     const child = spawn(process.execPath, [NODE_FLOOR, "ws"], { stdio: ["ignore", "pipe", "inherit"] });
-    const [url] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
-    return new NodeFloorServer(child, url.trim());
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once("line", (line) => resolve(line.trim()));
+      child.once("exit", (code, signal) => reject(new Error(`node-floor.js ended before listening (${signal ?? code})`)));
+    });
+    return new NodeFloorServer(child, url);
   }
 
   async stop(): Promise<void> {

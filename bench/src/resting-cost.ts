@@ -20,9 +20,9 @@ import { WebSocket } from "ws";
 import { ensureUpstream } from "../../scripts/ensure-upstream.mjs";
 import { DAEMON_NODE_FLAGS } from "./daemon-process.js";
 import { freePort } from "./free-port.js";
+import { NODE_FLOOR } from "./node-floor-server.js";
 
 const CLI = fileURLToPath(new URL("../../server/dist/cli.js", import.meta.url));
-const NODE_FLOOR = fileURLToPath(new URL("./node-floor.js", import.meta.url));
 /** How long after its first process closed the tree is measured at rest. */
 const SETTLE_MS = 3_000;
 

@@ -253,20 +253,26 @@ async function main(): Promise<void> {
     const tokenDirectory = mkdtempSync(join(tmpdir(), "execmux-bench-"));
     const tokenFile = join(tokenDirectory, "tokens");
     writeFileSync(tokenFile, `${tokens.bystander}\n`, { mode: 0o600 });
-    const attacked = await DaemonProcess.start(["--metrics-need-token", "false", "--token-file", tokenFile], { EXECMUX_TOKEN: tokens.attacker });
-    const attackIndex = process.argv.indexOf("--attack");
-    for (const result of await adversarial(attacked, tokens, attackIndex >= 0 ? process.argv[attackIndex + 1] : undefined)) {
-      const scenario = `8. attack: ${result.attack}`;
-      if (result.failed) record({ scenario, metric: `FAILED: ${result.failed}`, unit: "", value: single(NaN), met: false });
-      record({ scenario, metric: "event-loop delay, worst", unit: "ms", value: single(result.eventLoopMaxMs) });
-      record({ scenario, metric: "bystander echo, longest", unit: "ms", value: single(result.bystanderEchoMaxMs) });
-      const p99 = result.bystanderEchoP99Ms;
-      const target = result.context ? {} : { target: `< ${BYSTANDER_P99_MS} ms`, met: p99 < BYSTANDER_P99_MS };
-      record({ scenario, metric: `bystander echo, p99 of ${result.bystanderEchoes}`, unit: "ms", value: single(p99), ...target });
-      record({ scenario, metric: "daemon RSS growth, peak", unit: "MiB", value: single(result.rssGrowthMiB) });
+    try {
+      const attacked = await DaemonProcess.start(["--metrics-need-token", "false", "--token-file", tokenFile], { EXECMUX_TOKEN: tokens.attacker });
+      try {
+        const attackIndex = process.argv.indexOf("--attack");
+        for (const result of await adversarial(attacked, tokens, attackIndex >= 0 ? process.argv[attackIndex + 1] : undefined)) {
+          const scenario = `8. attack: ${result.attack}`;
+          if (result.failed) record({ scenario, metric: `FAILED: ${result.failed}`, unit: "", value: single(NaN), met: false });
+          record({ scenario, metric: "event-loop delay, worst", unit: "ms", value: single(result.eventLoopMaxMs) });
+          record({ scenario, metric: "bystander echo, longest", unit: "ms", value: single(result.bystanderEchoMaxMs) });
+          const p99 = result.bystanderEchoP99Ms;
+          const target = result.context ? {} : { target: `< ${BYSTANDER_P99_MS} ms`, met: p99 < BYSTANDER_P99_MS };
+          record({ scenario, metric: `bystander echo, p99 of ${result.bystanderEchoes}`, unit: "ms", value: single(p99), ...target });
+          record({ scenario, metric: "daemon RSS growth, peak", unit: "MiB", value: single(result.rssGrowthMiB) });
+        }
+      } finally {
+        await attacked.stop();
+      }
+    } finally {
+      rmSync(tokenDirectory, { recursive: true, force: true });
     }
-    await attacked.stop();
-    rmSync(tokenDirectory, { recursive: true, force: true });
   }
 
   // 9. Against the upstream codex exec-server (servers of its own).

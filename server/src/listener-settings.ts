@@ -3,7 +3,7 @@
  * place for the daemon and for `execmux serve`, which checks them before it
  * starts a process host (and loads nothing of the daemon to do so).
  */
-import { accessSync, constants } from "node:fs";
+import { readFileSync } from "node:fs";
 import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { isLoopback } from "./loopback.js";
@@ -15,14 +15,14 @@ export function checkListenerSettings(config: Config) {
   if (tls && !(config.tlsCert && config.tlsKey)) throw new ConfigError("--tls-cert and --tls-key go together");
   const wsAuthSetting = wsAuthSettings(config);
   const wsAuth = wsAuthSetting && loadWsAuth(wsAuthSetting);
-  // A token file that cannot be read at the start would leave a daemon that refuses every client (later, a
-  // rotation that cannot be read keeps the tokens it had: auth/token-store.ts).
+  // A token file that cannot be read at the start would leave its tokens admitting no one, silently (later, a
+  // rotation that cannot be read keeps the tokens it had: auth/token-store.ts). Read as the token store reads it.
   for (const [flag, file] of [["--token-file", config.tokenFile], ["--observer-token-file", config.observerTokenFile]] as const) {
     if (file === "") continue;
     try {
-      accessSync(file, constants.R_OK);
+      readFileSync(file, "utf8");
     } catch (error) {
-      throw new ConfigError(`cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): the daemon would refuse every client`);
+      throw new ConfigError(`cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): no token in it could admit a client`);
     }
   }
   const authenticated = config.token !== "" || config.tokenFile !== "" || Boolean(wsAuth);

@@ -153,7 +153,7 @@ async function runStep(run: CaseRun, step: Step, recorded: boolean): Promise<voi
     record(`${on}: request ${step.answer} from the server`, observed(found));
   } else if ("processEvents" in step) {
     const processId = run.fill(step.processEvents);
-    const outcome = run.started.has(processId) ? observed(await processEvents(connection, processId, run.timeoutMs)) : "<not started>";
+    const outcome = run.started.has(processId) ? observed(await processEvents(connection, processId, run.timeoutMs, run.server.name === "upstream")) : "<not started>";
     record(`${on}: events of ${step.processEvents}`, outcome);
   } else if ("httpBody" in step) {
     if (!run.succeeded.has(step.replyId)) return record(`${on}: body of ${step.httpBody}`, "<request failed>");

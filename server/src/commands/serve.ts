@@ -13,6 +13,7 @@
 import { ConfigError, isStdioListen, loadConfig } from "../config.js";
 import type { Daemon } from "../daemon.js";
 import { launchHost, launchOptions, persistentHost } from "../host/host-launch.js";
+import { checkListenerSettings } from "../listener-settings.js";
 import { unknownVariableWarnings } from "../unknown-variables.js";
 
 export async function serveCommand(argv: string[]): Promise<void> {
@@ -57,6 +58,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
   process.on("SIGUSR2", () => onHandOver());
   process.stdout.on("error", () => undefined); // a reader gone does not stop the daemon
 
+  // Refused settings end the start before a process host is started for them (a persistent one would stay).
+  if (!isStdioListen(config.listen)) checkListenerSettings(config);
   // The process host starts now, while the rest of the daemon loads: a client's first process waits for both.
   const launched = launchHost(launchOptions(config)); // persistent only for a ws:// listen on a fixed port
   launched.catch(() => undefined); // the daemon reports it where it waits for the host

@@ -80,11 +80,9 @@ export function forwardInput(handle: ProcessHandle, options: InputOptions): void
   let writing: Promise<unknown> = Promise.resolve();
   let queuedBytes = 0;
   stdin.on("data", (data: Buffer) => {
-    const detachAt = options.onDetach && stdin.isTTY ? data.indexOf(DETACH_KEY) : -1;
-    if (detachAt >= 0) {
-      // In cooked mode the line typed before the key comes with it: it was typed for the process.
-      if (!raw && detachAt > 0) void writing.then(() => writeWhenRoom(handle, data.subarray(0, detachAt))).catch(() => undefined);
-      options.onDetach!();
+    // Anything typed in the same read before the key is not sent: in cooked mode, the unfinished line.
+    if (options.onDetach && stdin.isTTY && data.includes(DETACH_KEY)) {
+      options.onDetach();
       return;
     }
     const interrupt = raw && options.connected !== undefined && data.includes(CTRL_C);
@@ -130,8 +128,8 @@ function detachOnKeyInCookedMode(): void {
       // the terminal is gone
     }
   });
-  // Ending by a signal's default action would skip the "exit" handler and leave EOL on Ctrl-].
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => exitWith(128 + SignalNumbers[signal]));
+  // Ending by a signal's default action would skip the "exit" handler and leave EOL on Ctrl-] (Ctrl-\ included).
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const) process.on(signal, () => exitWith(128 + SignalNumbers[signal]));
 }
 
 /**
