@@ -20,7 +20,6 @@ import { upstreamVersion } from "./helpers/upstream.js";
 import { executorEnv, maskingServers, REAL_TOKEN } from "./helpers/credential-masking-servers.js";
 import { WsTap } from "./helpers/ws-tap.js";
 
-
 const closers: (() => void)[] = [];
 afterEach(() => {
   for (const close of closers.splice(0)) close();

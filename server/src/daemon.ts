@@ -18,7 +18,7 @@ import { authorize, forwardedHost, presentedTokens, selectProtocol } from "./aut
 import { TokenStore } from "./auth/token-store.js";
 import { CONSOLE_PREFIX, ROOT_PAGE, serveConsole } from "./console-assets.js";
 import type { Config } from "./config.js";
-import { checkListenerSettings } from "./listener-settings.js";
+import { checkListenerSettings, type ListenerSettings } from "./listener-settings.js";
 import { isLoopback } from "./loopback.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
@@ -67,9 +67,12 @@ type Verdict =
   | { readonly allowed: true; readonly client: string; readonly observesAll: boolean }
   | { readonly allowed: false; readonly status: number; readonly message: string };
 
-/** `launched`: the process host `execmux serve` already set about finding or starting (else it is done here). */
-export async function startDaemon(config: Config, launched?: Promise<LaunchedHost>): Promise<Daemon> {
-  const { host, port, tls, wsAuth } = checkListenerSettings(config);
+/**
+ * `launched`: the process host `execmux serve` already set about finding or starting (else it is done here);
+ * `listener`: the settings `execmux serve` already checked before starting that host (else checked here).
+ */
+export async function startDaemon(config: Config, launched?: Promise<LaunchedHost>, listener: ListenerSettings = checkListenerSettings(config)): Promise<Daemon> {
+  const { host, port, tls, wsAuth } = listener;
   // The logger exists before the tokens (it reports their loading) and masks them once they do.
   let tokens: TokenStore | undefined;
   let observerTokens: TokenStore | undefined;

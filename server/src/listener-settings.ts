@@ -8,6 +8,9 @@ import { loadWsAuth, wsAuthSettings } from "./auth/ws-auth.js";
 import { ConfigError, parseListen, type Config } from "./config.js";
 import { isLoopback } from "./loopback.js";
 
+/** What checkListenerSettings found: the address, TLS, and upstream's --ws-auth credential. */
+export type ListenerSettings = ReturnType<typeof checkListenerSettings>;
+
 /** The address, TLS, upstream's --ws-auth options (their files read), token files readable, and a token wherever anyone else could connect. */
 export function checkListenerSettings(config: Config) {
   const { host, port } = parseListen(config.listen);

@@ -59,7 +59,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
   process.stdout.on("error", () => undefined); // a reader gone does not stop the daemon
 
   // Refused settings end the start before a process host is started for them (a persistent one would stay).
-  if (!isStdioListen(config.listen)) checkListenerSettings(config);
+  const listener = isStdioListen(config.listen) ? undefined : checkListenerSettings(config);
   // The process host starts now, while the rest of the daemon loads: a client's first process waits for both.
   const launched = launchHost(launchOptions(config)); // persistent only for a ws:// listen on a fixed port
   launched.catch(() => undefined); // the daemon reports it where it waits for the host
@@ -75,7 +75,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
     return;
   }
   const { startDaemon } = await import("../daemon.js");
-  const listening = await startDaemon(config, launched);
+  const listening = await startDaemon(config, launched, listener);
   daemon = listening;
   if (stopWhenStarted) return shutdown(stopWhenStarted);
   const host = listening.runtime.host;
