@@ -4,7 +4,8 @@
  * (section 8); here, who goes when.
  */
 import { describe, expect, it } from "vitest";
-import { TurnScheduler } from "../server/dist/rpc/turn-scheduler.js";
+import { CLIENT_SHARE, SHARE_WINDOW_MS } from "../server/dist/rpc/client-shares.js";
+import { TurnScheduler, lifecycleOf } from "../server/dist/rpc/turn-scheduler.js";
 
 /** A clock that only moves when work says it took time. */
 function fakeClock() {
@@ -71,5 +72,71 @@ describe("TurnScheduler", () => {
     turns.forget("gone");
     expect(released).toBe(true);
     expect(turns.waitingOwners).toBe(0);
+  });
+
+  describe("each client's share of the event loop", () => {
+    /** Enough of one client's unit time to be past its share, in one unit. */
+    const pastShare = CLIENT_SHARE * SHARE_WINDOW_MS * 1.5;
+    /** A connection, as the turns see one: its client is whose share it counts against. */
+    const connection = (client: string) => ({ client });
+
+    it("passes over a client past its share while another is active, and serves it again once the window has let it within", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const flood = connection("mallory");
+      const ran: string[] = [];
+      turns.run(flood, () => (ran.push("flood-1"), clock.spend(pastShare)));
+      const floodAgain = new Promise<void>((resolve) => turns.enqueue(flood, () => (ran.push("flood-2"), resolve())));
+      turns.enqueue(connection("alice"), () => ran.push("alice"));
+      await nextRound();
+      // Mallory was first in the rotation, but Alice's unit went: Mallory's waits, keeping its place.
+      expect(ran).toEqual(["flood-1", "alice"]);
+      expect(turns.waitingOwners).toBe(1);
+      clock.spend(SHARE_WINDOW_MS);
+      await floodAgain;
+      expect(ran).toEqual(["flood-1", "alice", "flood-2"]);
+    });
+
+    it("holds no client that is alone: all of the event loop is its own", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const flood = connection("mallory");
+      let ran = 0;
+      for (let unit = 0; unit < 5; unit++) turns.run(flood, () => (ran++, clock.spend(pastShare)));
+      for (let round = 0; round < 5; round++) await nextRound();
+      expect(ran).toBe(5);
+    });
+
+    it("holds none of several clients all past their shares: the rotation shares the event loop among them", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const mallory = connection("mallory");
+      const trudy = connection("trudy");
+      const ran: string[] = [];
+      turns.run(mallory, () => clock.spend(pastShare));
+      turns.enqueue(trudy, () => clock.spend(pastShare));
+      await nextRound();
+      turns.enqueue(mallory, () => ran.push("mallory"));
+      turns.enqueue(trudy, () => ran.push("trudy"));
+      await nextRound();
+      expect(ran).toEqual(["mallory", "trudy"]);
+    });
+
+    it("counts a client's connections and its lifecycle place as one client", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const ran: string[] = [];
+      // Past its share on one connection: its other connection and its handshakes wait too.
+      turns.run(connection("mallory"), () => clock.spend(pastShare));
+      const second = connection("mallory");
+      turns.enqueue(second, () => ran.push("mallory's second connection"));
+      turns.enqueue(lifecycleOf("mallory"), () => ran.push("mallory's new connection"));
+      turns.enqueue(connection("alice"), () => ran.push("alice"));
+      await nextRound();
+      expect(ran).toEqual(["alice"]);
+      expect(turns.waitingOwners).toBe(2);
+      turns.forget(second);
+      turns.forget(lifecycleOf("mallory"));
+    });
   });
 });

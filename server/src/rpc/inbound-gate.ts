@@ -132,7 +132,7 @@ export class InboundGate {
     if (this.handshaking()) return "handshake";
     if (this.parsing > 0) return "parsing";
     if (!this.replies.admitsFrames()) return "replies";
-    if (!ownTurn && this.turns && !this.turns.scheduler.mayRun()) return "turn";
+    if (!ownTurn && this.turns && !this.turns.scheduler.mayRun(this.turns.waitsAt())) return "turn";
     if (!this.rate.take()) return "rate";
     return undefined;
   }

@@ -14,7 +14,13 @@
  * connection, never by their whole backlogs nor by a slice of time each:
  * a connection that starts waiting joins the rotation behind those already
  * in it, and each of them gets one unit before it comes round.
+ *
+ * And no client's units take more than its share of the event loop while
+ * a lighter client is active (client-shares.ts): past it, its owners keep
+ * their places but are passed over, and when only they wait the loop
+ * rests until the first of them is back within its share.
  */
+import { ClientShares } from "./client-shares.js";
 
 /**
  * Handling time per event-loop turn, all connections together: short enough
@@ -34,7 +40,15 @@ export const TURN_BUDGET_MS = 1;
  * detached from a dropped socket before a later resume of it is handled.
  */
 export function lifecycleOf(client: string): string {
-  return `connections of ${client}`;
+  return `${LIFECYCLE}${client}`;
+}
+
+const LIFECYCLE = "connections of ";
+
+/** Whose share a unit of `owner` counts against: a connection's client (its `client`), or the client whose lifecycle place it is. */
+function clientOf(owner: unknown): unknown {
+  if (typeof owner === "string") return owner.startsWith(LIFECYCLE) ? owner.slice(LIFECYCLE.length) : owner;
+  return (owner as { readonly client?: unknown } | null)?.client ?? owner;
 }
 
 type Unit = () => void;
@@ -45,25 +59,30 @@ export class TurnScheduler {
   /** When this turn's handling began; undefined between turns. */
   private turnStarted: number | undefined;
   private roundScheduled = false;
+  /** Set while only owners past their clients' shares wait: the next round comes when the first is within. */
+  private rest: NodeJS.Timeout | undefined;
+  private readonly shares: ClientShares;
 
   constructor(
     private readonly budgetMs = TURN_BUDGET_MS,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.shares = new ClientShares(now);
+  }
 
   /** Owners with work waiting for their turn. */
   get waitingOwners(): number {
     return this.waiting.size;
   }
 
-  /** True when `owner` may do a unit of work now: the turn has time left and nobody waits for theirs. */
-  mayRun(): boolean {
-    return this.waiting.size === 0 && this.hasTime();
+  /** True when `owner` may do a unit of work now: the turn has time left, nobody waits for theirs, and its client is within its share. */
+  mayRun(owner: unknown): boolean {
+    return this.waiting.size === 0 && this.hasTime() && !this.shares.overShare(clientOf(owner));
   }
 
   /** Runs `unit` now when allowed (mayRun), else queues it for `owner`'s next turn. */
   run(owner: unknown, unit: Unit): void {
-    if (this.mayRun()) unit();
+    if (this.mayRun(owner)) this.runUnit(owner, unit);
     else this.enqueue(owner, unit);
   }
 
@@ -72,6 +91,7 @@ export class TurnScheduler {
     const units = this.waiting.get(owner);
     if (units) units.push(unit);
     else this.waiting.set(owner, [unit]);
+    this.shares.touch(clientOf(owner));
     this.scheduleRound();
   }
 
@@ -101,23 +121,60 @@ export class TurnScheduler {
     setImmediate(() => this.round());
   }
 
-  /** One unit per waiting owner in rotation, until this turn's time is spent; the rest waits for the next round. */
+  /** A unit, timed and charged to its owner's client. */
+  private runUnit(owner: unknown, unit: Unit): void {
+    const started = this.now();
+    try {
+      unit();
+    } finally {
+      this.shares.charge(clientOf(owner), this.now() - started);
+    }
+  }
+
+  /**
+   * One unit per waiting owner in rotation, until this turn's time is spent; the rest waits for the next round.
+   * Owners whose clients are past their shares are passed over, keeping their places.
+   */
   private round(): void {
     this.roundScheduled = false;
     this.turnStarted = this.now();
+    const passedOver = new Map<unknown, Unit[]>();
     while (this.waiting.size > 0 && this.now() - this.turnStarted < this.budgetMs) {
       const [owner, units] = this.waiting.entries().next().value as [unknown, Unit[]];
       this.waiting.delete(owner);
+      if (this.shares.overShare(clientOf(owner))) {
+        passedOver.set(owner, units);
+        continue;
+      }
       const unit = units.shift()!;
       // Back of the rotation with what it has left; a unit it queues meanwhile joins those.
       if (units.length > 0) this.waiting.set(owner, units);
       try {
-        unit();
+        this.runUnit(owner, unit);
       } catch {
         // A unit's failure is its connection's (units guard themselves); the round goes on.
       }
     }
     this.turnStarted = undefined;
-    if (this.waiting.size > 0) this.scheduleRound();
+    if (passedOver.size > 0) {
+      // Their places are at the front, in the order they had.
+      for (const [owner, units] of this.waiting) passedOver.set(owner, units);
+      this.waiting.clear();
+      for (const [owner, units] of passedOver) this.waiting.set(owner, units);
+    }
+    if (this.waiting.size === 0) return;
+    let restMs = Number.POSITIVE_INFINITY;
+    for (const owner of this.waiting.keys()) restMs = Math.min(restMs, this.shares.msUntilWithin(clientOf(owner)));
+    if (restMs === 0) this.scheduleRound();
+    else this.restFor(restMs);
+  }
+
+  /** Only owners past their shares wait: the next round comes when the first of them is within its share again. */
+  private restFor(ms: number): void {
+    if (this.rest !== undefined) return;
+    this.rest = setTimeout(() => {
+      this.rest = undefined;
+      if (this.waiting.size > 0) this.scheduleRound();
+    }, Math.max(1, Math.ceil(ms))).unref();
   }
 }
