@@ -4,7 +4,7 @@
  * (section 8); here, who goes when.
  */
 import { describe, expect, it } from "vitest";
-import { CLIENT_SHARE, SHARE_WINDOW_MS } from "../server/dist/rpc/client-shares.js";
+import { CLIENT_SHARE, ClientShares, SHARE_WINDOW_MS } from "../server/dist/rpc/client-shares.js";
 import { TurnScheduler, lifecycleOf } from "../server/dist/rpc/turn-scheduler.js";
 
 /** A clock that only moves when work says it took time. */
@@ -105,6 +105,36 @@ describe("TurnScheduler", () => {
       for (let unit = 0; unit < 5; unit++) turns.run(flood, () => (ran++, clock.spend(pastShare)));
       for (let round = 0; round < 5; round++) await nextRound();
       expect(ran).toBe(5);
+    });
+
+    it("keeps every unit of a held owner, those queued for it while it was passed over too, for forget() to run", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const flood = connection("mallory");
+      const ran: string[] = [];
+      turns.run(flood, () => clock.spend(pastShare));
+      turns.enqueue(flood, () => ran.push("mallory-1"));
+      turns.enqueue(connection("alice"), () => (ran.push("alice"), turns.enqueue(flood, () => ran.push("mallory-2"))));
+      await nextRound();
+      expect(ran).toEqual(["alice"]);
+      turns.forget(flood);
+      expect(ran).toEqual(["alice", "mallory-1", "mallory-2"]);
+    });
+
+    it("rests a held client until it is within its share or no lighter client is active any more, whichever comes first", () => {
+      const clock = fakeClock();
+      const shares = new ClientShares(clock.now);
+      shares.charge("mallory", 10 * CLIENT_SHARE * SHARE_WINDOW_MS);
+      expect(shares.overShare("mallory")).toBe(false);
+      shares.touch("alice");
+      expect(shares.overShare("mallory")).toBe(true);
+      // Its decay alone would take a window times ln 10; Alice stops counting after one window.
+      expect(shares.msUntilWithin("mallory")).toBe(SHARE_WINDOW_MS);
+      clock.spend(SHARE_WINDOW_MS / 2);
+      expect(shares.msUntilWithin("mallory")).toBe(SHARE_WINDOW_MS / 2);
+      clock.spend(SHARE_WINDOW_MS / 2);
+      expect(shares.overShare("mallory")).toBe(false);
+      expect(shares.msUntilWithin("mallory")).toBe(0);
     });
 
     it("holds none of several clients all past their shares: the rotation shares the event loop among them", async () => {

@@ -54,16 +54,29 @@ export class ClientShares {
   /** True while `client` is past its share and another client, within its own, was active within the window. */
   overShare(client: unknown): boolean {
     const account = this.accounts.get(client);
-    if (!account || !this.pastShare(account)) return false;
-    const since = this.now() - SHARE_WINDOW_MS;
-    for (const [other, otherAccount] of this.accounts) if (other !== client && otherAccount.activeAt >= since && !this.pastShare(otherAccount)) return true;
-    return false;
+    return account !== undefined && this.pastShare(account) && this.lighterActiveMs(client) > 0;
   }
 
-  /** How long until `client` may run again, in ms: 0 unless it is past its share (overShare). */
+  /**
+   * How long until `client` may run again, in ms: 0 unless it is past its
+   * share (overShare); else until it is within, or until no lighter client
+   * has been active for a window, whichever comes first.
+   */
   msUntilWithin(client: unknown): number {
     if (!this.overShare(client)) return 0;
-    return SHARE_WINDOW_MS * Math.log(this.spentNow(this.accounts.get(client)!) / ALLOWED_MS);
+    const decayMs = SHARE_WINDOW_MS * Math.log(this.spentNow(this.accounts.get(client)!) / ALLOWED_MS);
+    return Math.min(decayMs, this.lighterActiveMs(client));
+  }
+
+  /** How much longer another client within its share counts as active (0: none does). */
+  private lighterActiveMs(client: unknown): number {
+    const now = this.now();
+    let longest = 0;
+    for (const [other, account] of this.accounts) {
+      const left = account.activeAt + SHARE_WINDOW_MS - now;
+      if (other !== client && left > longest && !this.pastShare(account)) longest = left;
+    }
+    return longest;
   }
 
   private pastShare(account: Account): boolean {

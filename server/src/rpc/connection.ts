@@ -579,7 +579,7 @@ export class Connection implements SessionSink, DispatchingConnection {
     // first (initialize.ts). Every other reply is built and sent inside its connection's turn (not after it: a
     // turn handed out as a resolved promise would run after the round that measured it, so hundreds of
     // coalesced replies, each stringified and written, were built in one pass while a bystander waited).
-    if (initializing) answer();
+    if (initializing) this.deps.turns.runCharged(this, answer);
     else this.deps.turns.run(this, answer);
   }
 

@@ -115,7 +115,10 @@ export class InboundGate {
           this.pause(blocked);
           return;
         }
-        this.handle(this.waiting.shift()!);
+        const frame = this.waiting.shift()!;
+        // Handled outside the rotation, it still counts against its client's share of the event loop.
+        if (ownTurn || !this.turns) this.handle(frame);
+        else this.turns.scheduler.runCharged(this.turns.waitsAt(), () => this.handle(frame));
       }
     } finally {
       this.draining = false;

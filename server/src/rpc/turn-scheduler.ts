@@ -59,8 +59,11 @@ export class TurnScheduler {
   /** When this turn's handling began; undefined between turns. */
   private turnStarted: number | undefined;
   private roundScheduled = false;
-  /** Set while only owners past their clients' shares wait: the next round comes when the first is within. */
+  /** Set while only owners past their clients' shares wait: the next round comes when the first may run. */
   private rest: NodeJS.Timeout | undefined;
+  private restUntil = 0;
+  /** Time taken by units run inside the one running (runUnit). */
+  private nestedMs = 0;
   private readonly shares: ClientShares;
 
   constructor(
@@ -121,31 +124,61 @@ export class TurnScheduler {
     setImmediate(() => this.round());
   }
 
-  /** A unit, timed and charged to its owner's client. */
+  /**
+   * Runs `unit` at once, charged to `owner`'s client: work a connection does
+   * outside the rotation (a frame handled while nobody waited) counts
+   * against its share too.
+   */
+  runCharged(owner: unknown, unit: Unit): void {
+    this.runUnit(owner, unit);
+  }
+
+  /**
+   * A unit, timed and charged to its owner's client. A unit run inside
+   * another (a connection's frame handled while another's reply was sent)
+   * is its own client's time, not the outer one's.
+   */
   private runUnit(owner: unknown, unit: Unit): void {
     const started = this.now();
+    const outerNested = this.nestedMs;
+    this.nestedMs = 0;
     try {
       unit();
     } finally {
-      this.shares.charge(clientOf(owner), this.now() - started);
+      const took = this.now() - started;
+      this.shares.charge(clientOf(owner), took - this.nestedMs);
+      this.nestedMs = outerNested + took;
     }
   }
 
   /**
-   * One unit per waiting owner in rotation, until this turn's time is spent; the rest waits for the next round.
-   * Owners whose clients are past their shares are passed over, keeping their places.
+   * One unit per waiting owner in rotation, until this turn's time is spent;
+   * the rest waits for the next round. Owners whose clients are past their
+   * shares are passed over where they are (a client found past it stays so
+   * for the rest of the round; one within is asked again at each unit, as
+   * its units may take it past).
    */
   private round(): void {
     this.roundScheduled = false;
     this.turnStarted = this.now();
-    const passedOver = new Map<unknown, Unit[]>();
-    while (this.waiting.size > 0 && this.now() - this.turnStarted < this.budgetMs) {
-      const [owner, units] = this.waiting.entries().next().value as [unknown, Unit[]];
-      this.waiting.delete(owner);
-      if (this.shares.overShare(clientOf(owner))) {
-        passedOver.set(owner, units);
-        continue;
+    const held = new Set<unknown>();
+    const isHeld = (owner: unknown) => {
+      const client = clientOf(owner);
+      if (held.has(client)) return true;
+      if (!this.shares.overShare(client)) return false;
+      held.add(client);
+      return true;
+    };
+    while (this.now() - this.turnStarted < this.budgetMs) {
+      let next: [unknown, Unit[]] | undefined;
+      for (const entry of this.waiting) {
+        if (isHeld(entry[0])) continue;
+        next = entry;
+        break;
       }
+      if (!next) break;
+      const [owner, units] = next;
+      this.waiting.delete(owner);
       const unit = units.shift()!;
       // Back of the rotation with what it has left; a unit it queues meanwhile joins those.
       if (units.length > 0) this.waiting.set(owner, units);
@@ -156,22 +189,26 @@ export class TurnScheduler {
       }
     }
     this.turnStarted = undefined;
-    if (passedOver.size > 0) {
-      // Their places are at the front, in the order they had.
-      for (const [owner, units] of this.waiting) passedOver.set(owner, units);
-      this.waiting.clear();
-      for (const [owner, units] of passedOver) this.waiting.set(owner, units);
-    }
     if (this.waiting.size === 0) return;
     let restMs = Number.POSITIVE_INFINITY;
-    for (const owner of this.waiting.keys()) restMs = Math.min(restMs, this.shares.msUntilWithin(clientOf(owner)));
+    const asked = new Set<unknown>();
+    for (const owner of this.waiting.keys()) {
+      const client = clientOf(owner);
+      if (asked.has(client)) continue;
+      asked.add(client);
+      restMs = Math.min(restMs, this.shares.msUntilWithin(client));
+      if (restMs === 0) break;
+    }
     if (restMs === 0) this.scheduleRound();
     else this.restFor(restMs);
   }
 
-  /** Only owners past their shares wait: the next round comes when the first of them is within its share again. */
+  /** Only owners past their shares wait: the next round comes when the first of them may run again. */
   private restFor(ms: number): void {
-    if (this.rest !== undefined) return;
+    const until = this.now() + Math.max(1, ms);
+    if (this.rest !== undefined && this.restUntil <= until) return;
+    clearTimeout(this.rest);
+    this.restUntil = until;
     this.rest = setTimeout(() => {
       this.rest = undefined;
       if (this.waiting.size > 0) this.scheduleRound();
