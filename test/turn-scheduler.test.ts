@@ -77,7 +77,7 @@ describe("TurnScheduler", () => {
   describe("each client's share of the event loop", () => {
     /** Enough of one client's unit time to be past its share, in one unit. */
     const pastShare = CLIENT_SHARE * SHARE_WINDOW_MS * 1.5;
-    /** A connection, as the turns see one: its client is whose share it counts against. */
+    /** A connection, as the turns see one: its client is whose share it counts against, with its own. */
     const connection = (client: string) => ({ client });
 
     it("passes over a client past its share while another is active, and serves it again once the window has let it within", async () => {
@@ -135,6 +135,49 @@ describe("TurnScheduler", () => {
       clock.spend(SHARE_WINDOW_MS / 2);
       expect(shares.overShare("mallory")).toBe(false);
       expect(shares.msUntilWithin("mallory")).toBe(0);
+    });
+
+    it("passes over a connection past its share while a lighter connection of the same client is active (no tokens: one client)", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const flood = connection("anonymous");
+      const ran: string[] = [];
+      turns.run(flood, () => clock.spend(pastShare));
+      turns.enqueue(flood, () => ran.push("flood"));
+      turns.enqueue(connection("anonymous"), () => ran.push("bystander"));
+      await nextRound();
+      expect(ran).toEqual(["bystander"]);
+      turns.forget(flood);
+      expect(ran).toEqual(["bystander", "flood"]);
+    });
+
+    it("charges a unit run inside another to its own client, not to the one around it", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const alice = connection("alice");
+      const mallory = connection("mallory");
+      const ran: string[] = [];
+      turns.runCharged(alice, () => turns.runCharged(mallory, () => clock.spend(pastShare)));
+      turns.enqueue(mallory, () => ran.push("mallory"));
+      turns.enqueue(alice, () => ran.push("alice"));
+      await nextRound();
+      expect(ran).toEqual(["alice"]);
+      turns.forget(mallory);
+    });
+
+    it("charges each of two units in a row its own time", async () => {
+      const clock = fakeClock();
+      const turns = new TurnScheduler(2, clock.now);
+      const alice = connection("alice");
+      const mallory = connection("mallory");
+      const ran: string[] = [];
+      turns.runCharged(alice, () => clock.spend(pastShare));
+      turns.runCharged(mallory, () => clock.spend(pastShare));
+      // Both past their shares: neither is held for the other.
+      turns.enqueue(mallory, () => ran.push("mallory"));
+      turns.enqueue(alice, () => ran.push("alice"));
+      await nextRound();
+      expect(ran).toEqual(["mallory", "alice"]);
     });
 
     it("holds none of several clients all past their shares: the rotation shares the event loop among them", async () => {

@@ -9,6 +9,11 @@
  * shares hold none of each other: the turns' rotation shares the loop
  * among them, and none of it goes idle.
  *
+ * The turns keep two of these: one by client (identity) and one by
+ * connection, so that without tokens, where every client is the one
+ * anonymous identity, a flooding connection is still told from a
+ * bystander's.
+ *
  * A ratio of the daemon's own thread, not a rate: the same on any CPU.
  */
 
@@ -34,14 +39,25 @@ interface Account {
   activeAt: number;
 }
 
+/** The two accounts within their shares whose activity counts longest, as found at `at`. */
+interface Lightest {
+  readonly at: number;
+  readonly first: unknown;
+  readonly firstUntil: number;
+  readonly secondUntil: number;
+}
+
 export class ClientShares {
   private readonly accounts = new Map<unknown, Account>();
+  /** Found again after any charge or touch, or a millisecond later: a round asks it for every owner waiting. */
+  private lightest: Lightest | undefined;
 
   constructor(private readonly now: () => number) {}
 
   /** `client` has work: it counts as active (another client past its share then waits for it). */
   touch(client: unknown): void {
     this.account(client).activeAt = this.now();
+    this.lightest = undefined;
   }
 
   /** A unit of `client` took `ms`. */
@@ -49,6 +65,7 @@ export class ClientShares {
     const account = this.account(client);
     account.spent += ms;
     account.activeAt = this.now();
+    this.lightest = undefined;
   }
 
   /** True while `client` is past its share and another client, within its own, was active within the window. */
@@ -71,12 +88,25 @@ export class ClientShares {
   /** How much longer another client within its share counts as active (0: none does). */
   private lighterActiveMs(client: unknown): number {
     const now = this.now();
-    let longest = 0;
-    for (const [other, account] of this.accounts) {
-      const left = account.activeAt + SHARE_WINDOW_MS - now;
-      if (other !== client && left > longest && !this.pastShare(account)) longest = left;
+    let lightest = this.lightest;
+    if (lightest === undefined || now - lightest.at >= 1) lightest = this.lightest = this.findLightest(now);
+    return Math.max(0, (lightest.first === client ? lightest.secondUntil : lightest.firstUntil) - now);
+  }
+
+  private findLightest(now: number): Lightest {
+    let first: unknown;
+    let firstUntil = 0;
+    let secondUntil = 0;
+    for (const [client, account] of this.accounts) {
+      const until = account.activeAt + SHARE_WINDOW_MS;
+      if (until <= now || until <= secondUntil || this.pastShare(account)) continue;
+      if (until > firstUntil) {
+        secondUntil = firstUntil;
+        first = client;
+        firstUntil = until;
+      } else secondUntil = until;
     }
-    return longest;
+    return { at: now, first, firstUntil, secondUntil };
   }
 
   private pastShare(account: Account): boolean {
@@ -100,6 +130,12 @@ export class ClientShares {
     account = { spent: 0, at: this.now(), activeAt: this.now() };
     this.accounts.set(client, account);
     return account;
+  }
+
+  /** `client` is gone (a connection closed): its account goes with it. */
+  forget(client: unknown): void {
+    this.accounts.delete(client);
+    this.lightest = undefined;
   }
 
   /** Clients idle for ten windows are forgotten: the accounts stay as many as the clients at work. */

@@ -16,9 +16,12 @@
  * in it, and each of them gets one unit before it comes round.
  *
  * And no client's units take more than its share of the event loop while
- * a lighter client is active (client-shares.ts): past it, its owners keep
- * their places but are passed over, and when only they wait the loop
- * rests until the first of them is back within its share.
+ * a lighter client is active, nor one connection's while a lighter
+ * connection is (client-shares.ts, each counted on its own: without tokens
+ * every client is the one anonymous identity, and a connection of the same
+ * client is all a bystander can be told apart by). Past a share, an owner
+ * keeps its place but is passed over, and when only such owners wait the
+ * loop rests until the first of them may run again.
  */
 import { ClientShares } from "./client-shares.js";
 
@@ -45,7 +48,7 @@ export function lifecycleOf(client: string): string {
 
 const LIFECYCLE = "connections of ";
 
-/** Whose share a unit of `owner` counts against: a connection's client (its `client`), or the client whose lifecycle place it is. */
+/** Whose client's share a unit of `owner` counts against: a connection's client (its `client`), or the client whose lifecycle place it is. */
 function clientOf(owner: unknown): unknown {
   if (typeof owner === "string") return owner.startsWith(LIFECYCLE) ? owner.slice(LIFECYCLE.length) : owner;
   return (owner as { readonly client?: unknown } | null)?.client ?? owner;
@@ -62,15 +65,19 @@ export class TurnScheduler {
   /** Set while only owners past their clients' shares wait: the next round comes when the first may run. */
   private rest: NodeJS.Timeout | undefined;
   private restUntil = 0;
-  /** Time taken by units run inside the one running (runUnit). */
+  /** Time taken by units run inside the one running (runUnit), and how deep that is. */
   private nestedMs = 0;
-  private readonly shares: ClientShares;
+  private unitDepth = 0;
+  /** Shares by client (identity) and by owner (a connection, or a client's lifecycle place). */
+  private readonly clientShares: ClientShares;
+  private readonly ownerShares: ClientShares;
 
   constructor(
     private readonly budgetMs = TURN_BUDGET_MS,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.shares = new ClientShares(now);
+    this.clientShares = new ClientShares(now);
+    this.ownerShares = new ClientShares(now);
   }
 
   /** Owners with work waiting for their turn. */
@@ -80,7 +87,7 @@ export class TurnScheduler {
 
   /** True when `owner` may do a unit of work now: the turn has time left, nobody waits for theirs, and its client is within its share. */
   mayRun(owner: unknown): boolean {
-    return this.waiting.size === 0 && this.hasTime() && !this.shares.overShare(clientOf(owner));
+    return this.waiting.size === 0 && this.hasTime() && !this.overShare(owner);
   }
 
   /** Runs `unit` now when allowed (mayRun), else queues it for `owner`'s next turn. */
@@ -94,7 +101,8 @@ export class TurnScheduler {
     const units = this.waiting.get(owner);
     if (units) units.push(unit);
     else this.waiting.set(owner, [unit]);
-    this.shares.touch(clientOf(owner));
+    this.clientShares.touch(clientOf(owner));
+    this.ownerShares.touch(owner);
     this.scheduleRound();
   }
 
@@ -102,6 +110,7 @@ export class TurnScheduler {
   forget(owner: unknown): void {
     const units = this.waiting.get(owner);
     this.waiting.delete(owner);
+    this.ownerShares.forget(owner);
     for (const unit of units ?? []) unit();
   }
 
@@ -142,12 +151,15 @@ export class TurnScheduler {
     const started = this.now();
     const outerNested = this.nestedMs;
     this.nestedMs = 0;
+    this.unitDepth++;
     try {
       unit();
     } finally {
       const took = this.now() - started;
-      this.shares.charge(clientOf(owner), took - this.nestedMs);
-      this.nestedMs = outerNested + took;
+      this.clientShares.charge(clientOf(owner), took - this.nestedMs);
+      this.ownerShares.charge(owner, took - this.nestedMs);
+      // What the unit around this one took inside it; nothing is around a unit the round or the gate ran.
+      this.nestedMs = --this.unitDepth > 0 ? outerNested + took : 0;
     }
   }
 
@@ -163,10 +175,9 @@ export class TurnScheduler {
     this.turnStarted = this.now();
     const held = new Set<unknown>();
     const isHeld = (owner: unknown) => {
-      const client = clientOf(owner);
-      if (held.has(client)) return true;
-      if (!this.shares.overShare(client)) return false;
-      held.add(client);
+      if (held.has(owner)) return true;
+      if (!this.overShare(owner)) return false;
+      held.add(owner);
       return true;
     };
     while (this.now() - this.turnStarted < this.budgetMs) {
@@ -191,16 +202,22 @@ export class TurnScheduler {
     this.turnStarted = undefined;
     if (this.waiting.size === 0) return;
     let restMs = Number.POSITIVE_INFINITY;
-    const asked = new Set<unknown>();
     for (const owner of this.waiting.keys()) {
-      const client = clientOf(owner);
-      if (asked.has(client)) continue;
-      asked.add(client);
-      restMs = Math.min(restMs, this.shares.msUntilWithin(client));
+      restMs = Math.min(restMs, this.msUntilWithin(owner));
       if (restMs === 0) break;
     }
     if (restMs === 0) this.scheduleRound();
     else this.restFor(restMs);
+  }
+
+  /** Past its client's share or its own (client-shares.ts). */
+  private overShare(owner: unknown): boolean {
+    return this.clientShares.overShare(clientOf(owner)) || this.ownerShares.overShare(owner);
+  }
+
+  /** How long until `owner` is within both its shares (0: it is). */
+  private msUntilWithin(owner: unknown): number {
+    return Math.max(this.clientShares.msUntilWithin(clientOf(owner)), this.ownerShares.msUntilWithin(owner));
   }
 
   /** Only owners past their shares wait: the next round comes when the first of them may run again. */
