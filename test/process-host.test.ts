@@ -7,9 +7,9 @@
  * reconnect and resume, every byte once, in order.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { WebSocket } from "ws";
@@ -353,6 +353,33 @@ describe("a host with no daemon", () => {
     daemon.child.kill("SIGUSR2");
     expect((await daemon.exited).code).toBe(0);
     await vi.waitFor(() => expect(isRunning(host)).toBe(false), { timeout: 15_000 });
+  }, 60_000);
+});
+
+describe("a host's files in the state directory", () => {
+  it("are removed when the host ends, and those of a SIGKILLed host when the next one starts, at any address", async () => {
+    const state = join(scratchDirectory("process-host-files"), "state");
+    const command = async () => ["--listen", `ws://127.0.0.1:${await freePort()}`, "--log-level", "warn", "--state-directory", state];
+    const hostFiles = () => readdirSync(state).filter((name) => name.startsWith("host-")).sort();
+    const filesOf = (command: string[]) => {
+      const socket = basename(hostSocketPath(state, listenOf(command)));
+      return [socket, `${socket}.lock`, `${socket}.log`];
+    };
+    const firstCommand = await command();
+    const first = await spawnDaemon(firstCommand);
+    expect(hostFiles()).toEqual(filesOf(firstCommand));
+    process.kill(hostOf(first.child.pid!)!, "SIGKILL");
+    expect((await first.exited).code).toBe(1);
+    // Nobody was left to remove them.
+    expect(hostFiles()).toEqual(filesOf(firstCommand));
+    const secondCommand = await command();
+    const second = await spawnDaemon(secondCommand);
+    expect(hostFiles()).toEqual(filesOf(secondCommand));
+    const host = hostOf(second.child.pid!)!;
+    second.child.kill("SIGTERM");
+    expect((await second.exited).code).toBe(0);
+    await vi.waitFor(() => expect(isRunning(host)).toBe(false), { timeout: 15_000 });
+    expect(hostFiles()).toEqual([]);
   }, 60_000);
 });
 

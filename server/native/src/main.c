@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "address.h"
 #include "host.h"
 #include "link.h"
 #include "loop.h"
@@ -65,7 +66,7 @@ static void finish(int code) {
     procs_reap();
   }
   trees_dispose();
-  if (socket_path) unlink(socket_path);
+  if (socket_path) address_release(socket_path);
   loop_stop(code);
 }
 
@@ -569,10 +570,7 @@ int main(int argc, char **argv) {
   signal(SIGHUP, SIG_IGN);
 
   if (socket_path) {
-    char lock_path[4200];
-    snprintf(lock_path, sizeof lock_path, "%s.lock", socket_path);
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+    if (address_lock(socket_path) < 0) {
       /* Another host serves this address (it is starting too): the daemon connects to that one. */
       const char busy[] = "busy\n";
       if (ready_pipe >= 0) (void)!write(ready_pipe, busy, sizeof busy - 1);
@@ -580,6 +578,7 @@ int main(int argc, char **argv) {
       trees_dispose();
       return 0;
     }
+    address_sweep(socket_path);
     if (link_listen(socket_path) < 0) {
       fprintf(stderr, "execmux-host: cannot listen on %s: %s\n", socket_path, strerror(errno));
       trees_dispose();

@@ -6,7 +6,6 @@
  * first process waits for both.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import type { Readable } from "node:stream";
 import type { Config } from "../config-schema.js";
@@ -105,9 +104,8 @@ export async function launchHost(options: LaunchOptions): Promise<LaunchedHost> 
     return { socket: await connectSocket(path), started: false };
   } catch {
     // None answers: start one (another daemon may be starting one too: then ours says "busy" and we connect to theirs).
-    const log = openSync(`${path}.log`, "a", 0o600);
-    const child = spawn(binary, ["--socket", path, "--ready-fd", "3", ...hostArguments(options)], { detached: true, stdio: ["ignore", "ignore", log, "pipe"], env: HOST_ENVIRONMENT });
-    closeSync(log);
+    // Until it holds its address's lock the host writes to our stderr; from then on to `${path}.log` (address.h).
+    const child = spawn(binary, ["--socket", path, "--ready-fd", "3", ...hostArguments(options)], { detached: true, stdio: ["ignore", "ignore", "inherit", "pipe"], env: HOST_ENVIRONMENT });
     child.on("error", () => undefined);
     const ready = await readyLine(child.stdio[3] as Readable);
     child.unref();
