@@ -23,6 +23,7 @@ import { isLoopback } from "./loopback.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { persistentHost, type LaunchedHost } from "./host/host-launch.js";
+import { HostRefusal } from "./host/host-link.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 import { lifecycleOf } from "./rpc/turn-scheduler.js";
 
@@ -66,6 +67,28 @@ const CLOSE_WAIT_MS = 5_000;
 type Verdict =
   | { readonly allowed: true; readonly client: string; readonly observesAll: boolean }
   | { readonly allowed: false; readonly status: number; readonly message: string };
+
+/** How long a daemon that holds its port asks again of a host that another daemon (which cannot) is attached to. */
+const ATTACH_RETRY_MS = 2000;
+
+/**
+ * The runtime, once its host took this daemon. Called with the port held: a
+ * host that turned this daemon away because another daemon is attached has
+ * one that cannot be serving this address (it cannot listen) and is about to
+ * leave; so when two daemons for one address start at once, the one that
+ * got the port asks again until the other has gone, and serves.
+ */
+async function attachedRuntime(opening: Promise<Runtime>, reopen: () => Promise<Runtime>): Promise<Runtime> {
+  const giveUpAt = performance.now() + ATTACH_RETRY_MS;
+  for (let attempt = opening; ; attempt = reopen()) {
+    try {
+      return await attempt;
+    } catch (error) {
+      if (!(error instanceof HostRefusal && error.message.includes("is attached to this process host")) || performance.now() > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
 
 /**
  * `launched`: the process host `execmux serve` already set about finding or starting (else it is done here);
@@ -319,7 +342,7 @@ export async function startDaemon(config: Config, launched?: Promise<LaunchedHos
         resolve();
       });
     });
-    runtime = await opening;
+    runtime = await attachedRuntime(opening, () => openRuntime(config, log));
   } catch (error) {
     // The port is taken (or the host would not start): a persistent host keeps its sessions for a daemon that can listen; a private one ends.
     stopWatchingTokens();
