@@ -165,21 +165,6 @@ describe("TurnScheduler", () => {
       turns.forget(mallory);
     });
 
-    it("charges each of two units in a row its own time", async () => {
-      const clock = fakeClock();
-      const turns = new TurnScheduler(2, clock.now);
-      const alice = connection("alice");
-      const mallory = connection("mallory");
-      const ran: string[] = [];
-      turns.runCharged(alice, () => clock.spend(pastShare));
-      turns.runCharged(mallory, () => clock.spend(pastShare));
-      // Both past their shares: neither is held for the other.
-      turns.enqueue(mallory, () => ran.push("mallory"));
-      turns.enqueue(alice, () => ran.push("alice"));
-      await nextRound();
-      expect(ran).toEqual(["mallory", "alice"]);
-    });
-
     it("holds none of several clients all past their shares: the rotation shares the event loop among them", async () => {
       const clock = fakeClock();
       const turns = new TurnScheduler(2, clock.now);

@@ -65,7 +65,7 @@ export class TurnScheduler {
   /** Set while only owners past their clients' shares wait: the next round comes when the first may run. */
   private rest: NodeJS.Timeout | undefined;
   private restUntil = 0;
-  /** Time taken by units run inside the one running (runUnit), and how deep that is. */
+  /** Time taken by units run inside the one running (runCharged), and how deep that is. */
   private nestedMs = 0;
   private unitDepth = 0;
   /** Shares by client (identity) and by owner (a connection, or a client's lifecycle place). */
@@ -92,7 +92,7 @@ export class TurnScheduler {
 
   /** Runs `unit` now when allowed (mayRun), else queues it for `owner`'s next turn. */
   run(owner: unknown, unit: Unit): void {
-    if (this.mayRun(owner)) this.runUnit(owner, unit);
+    if (this.mayRun(owner)) this.runCharged(owner, unit);
     else this.enqueue(owner, unit);
   }
 
@@ -134,20 +134,13 @@ export class TurnScheduler {
   }
 
   /**
-   * Runs `unit` at once, charged to `owner`'s client: work a connection does
-   * outside the rotation (a frame handled while nobody waited) counts
-   * against its share too.
+   * Runs `unit` at once, timed and charged to `owner` and its client: the
+   * rotation's units, and work a connection does outside it (a frame
+   * handled while nobody waited). A unit run inside another (a connection's
+   * frame handled while another's reply was sent) is its own client's time,
+   * not the outer one's.
    */
   runCharged(owner: unknown, unit: Unit): void {
-    this.runUnit(owner, unit);
-  }
-
-  /**
-   * A unit, timed and charged to its owner's client. A unit run inside
-   * another (a connection's frame handled while another's reply was sent)
-   * is its own client's time, not the outer one's.
-   */
-  private runUnit(owner: unknown, unit: Unit): void {
     const started = this.now();
     const outerNested = this.nestedMs;
     this.nestedMs = 0;
@@ -194,7 +187,7 @@ export class TurnScheduler {
       // Back of the rotation with what it has left; a unit it queues meanwhile joins those.
       if (units.length > 0) this.waiting.set(owner, units);
       try {
-        this.runUnit(owner, unit);
+        this.runCharged(owner, unit);
       } catch {
         // A unit's failure is its connection's (units guard themselves); the round goes on.
       }
